@@ -1,0 +1,268 @@
+"""The backward executor: dependency counting and a ready queue.
+
+One ``GraphTask`` is one backward pass:
+
+1. **Count dependencies.** An iterative walk from the root nodes counts, for
+   every reachable node, how many edges of reachable nodes point at it: that
+   is how many gradients it must wait for.
+2. **Seed the roots.** Each root receives its initial gradient; a node whose
+   count is zero is pushed on the ready queue.
+3. **Drain the ready queue.** Pop the ready node with the highest priority
+   (accumulate-grad nodes first, then op nodes newest first, as PyTorch
+   does), run the tensor hooks on its gradients, run its backward, free what
+   it saved (unless ``retain_graph``), and hand each input gradient to the
+   node at the other end of the edge: gradients arriving at one node from
+   several paths are summed, and a node whose count drops to zero is ready.
+   An accumulate-grad node adds the gradient to its leaf's ``.grad`` (or to
+   the task's gradient map) and runs the post-accumulate-grad hooks.
+4. **Finish.** Run the callbacks queued during the pass (``queue_callback``),
+   in order, including callbacks queued by callbacks.
+
+The distributed autograd engine uses the same class: it builds a task with
+extra root nodes (send nodes), feeds gradients as they arrive over RPC
+(``feed``), accumulates leaf gradients into a per-context map, and asks
+for nodes that never became ready (``unready_nodes``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+
+from minigrad.function import AccumulateGrad
+from minigrad.grad_mode import _state as _grad_state
+from minigrad.tensor import Tensor
+
+
+class _TaskStack(threading.local):
+    def __init__(self):
+        self.tasks = []
+
+
+_current = _TaskStack()
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the backward pass that is running now finishes.
+
+    Must be called from inside a backward pass (for example from a hook).
+
+    Raises:
+        RuntimeError: no backward pass is running in this thread.
+    """
+    if not _current.tasks:
+        raise RuntimeError("queue_callback can only be called during a backward pass (from a hook)")
+    _current.tasks[-1].callbacks.append(callback)
+
+
+class GraphTask:
+    """One backward pass over the graph reachable from ``roots``.
+
+    Args:
+        roots: graph nodes the pass starts from (``grad_fn`` of the outputs,
+            and for distributed autograd, send nodes).
+        retain_graph: keep saved values so the graph can be run again.
+        create_graph: record the backward computation itself (higher order).
+        grad_map: when given, leaf gradients are summed into this dict
+            (leaf Tensor -> gradient) instead of ``.grad``; post-accumulate
+            hooks do not run.
+        capture: when given, a dict ``{(node, output_nr): None}``; the gradient
+            arriving for each key is stored there instead of being
+            accumulated, and only nodes leading to a key are run
+            (``autograd.grad``).
+    """
+
+    def __init__(self, roots, *, retain_graph=False, create_graph=False, grad_map=None, capture=None):
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.grad_map = grad_map
+        self.capture = capture
+        self.callbacks = []
+        self.buffers = {}
+        self.ready = []
+        self.dependencies = _count_dependencies(roots)
+        self.needed = _nodes_leading_to(roots, capture) if capture is not None else None
+
+    def feed(self, node, grad, output_nr=0) -> None:
+        """Deliver ``grad`` for output ``output_nr`` of ``node`` and run all that becomes ready."""
+        self._add_to_buffer(node, output_nr, grad)
+        if self.dependencies.get(node, 0) == 0:
+            heapq.heappush(self.ready, (node.priority, node))
+        self.run_ready()
+
+    def run_ready(self) -> None:
+        """Run nodes from the ready queue until it is empty."""
+        _current.tasks.append(self)
+        previous_mode = _grad_state.enabled
+        _grad_state.enabled = self.create_graph
+        try:
+            ready = self.ready
+            while ready:
+                _, node = heapq.heappop(ready)
+                self._run_node(node)
+        finally:
+            _grad_state.enabled = previous_mode
+            _current.tasks.pop()
+
+    def finish(self) -> None:
+        """Run the queued final callbacks (callbacks may queue more)."""
+        _current.tasks.append(self)
+        try:
+            i = 0
+            while i < len(self.callbacks):
+                self.callbacks[i]()
+                i += 1
+        finally:
+            _current.tasks.pop()
+            self.callbacks = []
+
+    def unready_nodes(self) -> list:
+        """Nodes that are still waiting for gradients (their count never reached zero)."""
+        return [node for node, count in self.dependencies.items() if count > 0]
+
+    # -- internals ---------------------------------------------------------
+
+    def _add_to_buffer(self, node, output_nr, grad):
+        buffers = self.buffers
+        slots = buffers.get(node)
+        if slots is None:
+            slots = buffers[node] = [None] * node.num_outputs
+        old = slots[output_nr]
+        if old is None:
+            slots[output_nr] = grad
+        elif self.create_graph:
+            slots[output_nr] = old + grad
+        else:
+            slots[output_nr] = Tensor._make(old.data + grad.data, False, None, 0)
+
+    def _run_node(self, node):
+        grads = self.buffers.pop(node, None)
+        if node._pre_hooks is not None and grads is not None:
+            for output_nr, hook in node._pre_hooks:
+                if grads[output_nr] is not None:
+                    new = hook(grads[output_nr])
+                    if new is not None:
+                        grads[output_nr] = new
+        if self.capture is not None:
+            grads = self._capture(node, grads)
+        if type(node) is AccumulateGrad:
+            if grads is not None and grads[0] is not None and self.capture is None:
+                node.accumulate(grads[0], self.create_graph, self.grad_map)
+            return
+        edges = node.next_edges
+        if grads is None or (self.needed is not None and node not in self.needed):
+            input_grads = (None,) * len(edges)
+        else:
+            input_grads = self._call_backward(node, grads)
+        if not self.retain_graph:
+            node.release()
+        dependencies = self.dependencies
+        for edge, grad in zip(edges, input_grads):
+            if edge is None:
+                continue
+            target, output_nr = edge
+            if grad is not None:
+                self._add_to_buffer(target, output_nr, grad)
+            count = dependencies[target] - 1
+            dependencies[target] = count
+            if count == 0:
+                heapq.heappush(self.ready, (target.priority, target))
+
+    def _call_backward(self, node, grads):
+        if node.num_outputs > 1 and any(g is None for g in grads):
+            grads = _materialize_missing(node, grads)
+        try:
+            return node.run_backward(grads, self.create_graph)
+        except Exception as error:
+            error.add_note(f"(raised in the backward of {node.name()})")
+            raise
+
+    def _capture(self, node, grads):
+        capture = self.capture
+        for output_nr in range(node.num_outputs):
+            key = (node, output_nr)
+            if key in capture and grads is not None and grads[output_nr] is not None:
+                old = capture[key]
+                grad = grads[output_nr]
+                capture[key] = grad if old is None else _sum(old, grad, self.create_graph)
+        return grads
+
+
+def _sum(a, b, create_graph):
+    return a + b if create_graph else Tensor._make(a.data + b.data, False, None, 0)
+
+
+def _materialize_missing(node, grads):
+    """Zeros for outputs of a multi-output node that got no gradient."""
+    shapes = node.output_meta
+    return [
+        g if g is not None else Tensor._make(node.xp.zeros(shape, dtype), False, None, 0)
+        for g, (shape, dtype) in zip(grads, shapes)
+    ]
+
+
+def _count_dependencies(roots) -> dict:
+    """For each node reachable from ``roots``: how many reachable edges point at it."""
+    dependencies = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_edges:
+            if edge is None:
+                continue
+            target = edge[0]
+            dependencies[target] = dependencies.get(target, 0) + 1
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    for root in roots:
+        dependencies.setdefault(root, 0)
+    return dependencies
+
+
+def _nodes_leading_to(roots, capture) -> set:
+    """The nodes from which some captured node can be reached (iterative post-order)."""
+    targets = {node for node, _ in capture}
+    needed = set()
+    done = set()
+    stack = [(root, False) for root in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            if node in targets or any(e is not None and e[0] in needed for e in node.next_edges):
+                needed.add(node)
+            continue
+        if node in done:
+            continue
+        done.add(node)
+        stack.append((node, True))
+        for edge in node.next_edges:
+            if edge is not None and edge[0] not in done:
+                stack.append((edge[0], False))
+    return needed
+
+
+def run_backward(roots, grads, *, retain_graph=False, create_graph=False, grad_map=None, capture=None):
+    """Run one complete backward pass.
+
+    Args:
+        roots: list of ``(node, output_nr)`` gradient edges of the outputs.
+        grads: one gradient Tensor per root.
+        retain_graph, create_graph, grad_map, capture: see ``GraphTask``.
+
+    Returns:
+        The finished ``GraphTask`` (its ``capture`` dict holds captured gradients).
+    """
+    nodes = list(dict.fromkeys(node for node, _ in roots))
+    task = GraphTask(
+        nodes, retain_graph=retain_graph, create_graph=create_graph, grad_map=grad_map, capture=capture
+    )
+    for (node, output_nr), grad in zip(roots, grads):
+        task._add_to_buffer(node, output_nr, grad)
+    for node in nodes:
+        if task.dependencies[node] == 0:
+            heapq.heappush(task.ready, (node.priority, node))
+    task.run_ready()
+    task.finish()
+    return task

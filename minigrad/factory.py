@@ -1,0 +1,181 @@
+"""Ways to make tensors: ``tensor``, ``zeros``, ``randn``, ... with PyTorch's dtype rules.
+
+Python floats become float32 and Python ints int64 (as in PyTorch); NumPy
+and CuPy arrays keep their dtype. Random tensors come from the per-device
+generators of ``backend`` (seeded by ``manual_seed``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import backend
+from minigrad.tensor import Tensor
+
+float16 = np.float16
+float32 = np.float32
+float64 = np.float64
+int32 = np.int32
+int64 = np.int64
+bool_ = np.bool_
+long = np.int64
+
+_DEFAULT_FLOAT = np.float32
+
+
+def _resolve_dtype(dtype):
+    if dtype is None:
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a NumPy dtype such as mg.float32, got {dtype!r}") from None
+
+
+def _shape(size, fn: str) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"{fn}: size must be non-negative ints, got {size!r}")
+    return tuple(int(n) for n in size)
+
+
+def tensor(data, requires_grad=False, dtype=None, device="cpu") -> Tensor:
+    """A new tensor holding a copy of ``data`` (list, number, array or Tensor).
+
+    Raises:
+        TypeError: the data is not numeric or ``dtype`` is not a dtype.
+        RuntimeError: ``requires_grad`` on a non-floating dtype.
+    """
+    device = backend.normalize_device(device)
+    dtype = _resolve_dtype(dtype)
+    if isinstance(data, Tensor):
+        data = data.data
+    if backend.is_array(data):
+        array = backend.to_device(data, device).astype(dtype or data.dtype, copy=True)
+    else:
+        array = np.array(data, dtype=dtype)
+        if dtype is None and array.dtype == np.float64 and not isinstance(data, np.generic):
+            array = array.astype(_DEFAULT_FLOAT)
+        if array.dtype == object or array.dtype.kind in "USV":
+            raise TypeError(f"tensor: cannot make a numeric tensor from {type(data).__name__} data")
+        array = backend.to_device(array, device)
+    return Tensor(array, requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None, device="cpu") -> Tensor:
+    """Like ``tensor`` but shares memory with an array when no conversion is needed."""
+    if isinstance(data, Tensor) and dtype is None and data.device == backend.normalize_device(device):
+        return data
+    if backend.is_array(data) and dtype is None and backend.device_of(data) == backend.normalize_device(device):
+        return Tensor(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def _filled(fn, size, dtype, device, requires_grad, fill):
+    device = backend.normalize_device(device)
+    dtype = _resolve_dtype(dtype) or np.dtype(_DEFAULT_FLOAT)
+    xp = backend.module_for_device(device)
+    with backend.device_context(device):
+        data = fill(xp, _shape(size, fn), dtype)
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def zeros(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """A tensor of zeros of shape ``size`` (float32 by default)."""
+    return _filled("zeros", size, dtype, device, requires_grad, lambda xp, s, d: xp.zeros(s, d))
+
+
+def ones(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """A tensor of ones of shape ``size`` (float32 by default)."""
+    return _filled("ones", size, dtype, device, requires_grad, lambda xp, s, d: xp.ones(s, d))
+
+
+def empty(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """An uninitialized tensor of shape ``size`` (float32 by default)."""
+    return _filled("empty", size, dtype, device, requires_grad, lambda xp, s, d: xp.empty(s, d))
+
+
+def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``."""
+    if dtype is None and isinstance(fill_value, bool):
+        dtype = np.bool_
+    elif dtype is None and isinstance(fill_value, int):
+        dtype = np.int64
+    return _filled("full", (size,), dtype, device, requires_grad, lambda xp, s, d: xp.full(s, fill_value, d))
+
+
+def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
+    """Zeros with ``t``'s shape, dtype and device."""
+    return zeros(t.shape, dtype=dtype or t.dtype, device=t.device, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
+    """Ones with ``t``'s shape, dtype and device."""
+    return ones(t.shape, dtype=dtype or t.dtype, device=t.device, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
+    """``fill_value`` everywhere, with ``t``'s shape, dtype and device."""
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=t.device, requires_grad=requires_grad)
+
+
+def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Standard normal samples of shape ``size`` (float32 by default)."""
+    device = backend.normalize_device(device)
+    dtype = _resolve_dtype(dtype) or np.dtype(_DEFAULT_FLOAT)
+    _check_float(dtype, "randn")
+    data = backend.generator(device).standard_normal(_shape(size, "randn"), dtype=dtype)
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1) of shape ``size`` (float32 by default)."""
+    device = backend.normalize_device(device)
+    dtype = _resolve_dtype(dtype) or np.dtype(_DEFAULT_FLOAT)
+    _check_float(dtype, "rand")
+    data = backend.generator(device).random(_shape(size, "rand"), dtype=dtype)
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def randint(low, high, size, dtype=None, device="cpu") -> Tensor:
+    """Integers uniform in [low, high) of shape ``size`` (int64 by default)."""
+    device = backend.normalize_device(device)
+    dtype = _resolve_dtype(dtype) or np.int64
+    data = backend.generator(device).integers(low, high, size=_shape((size,), "randint"), dtype=dtype)
+    return Tensor(data)
+
+
+def randperm(n, device="cpu") -> Tensor:
+    """A random permutation of 0..n-1 (int64)."""
+    device = backend.normalize_device(device)
+    return Tensor(backend.generator(device).permutation(n).astype(np.int64))
+
+
+def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for int arguments, else float32."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = np.int64 if all_int else _DEFAULT_FLOAT
+    device = backend.normalize_device(device)
+    xp = backend.module_for_device(device)
+    with backend.device_context(device):
+        data = xp.arange(start, end, step, dtype=_resolve_dtype(dtype))
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device="cpu") -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (float32 by default)."""
+    device = backend.normalize_device(device)
+    xp = backend.module_for_device(device)
+    with backend.device_context(device):
+        data = xp.linspace(start, end, steps, dtype=_resolve_dtype(dtype) or _DEFAULT_FLOAT)
+    return Tensor(data)
+
+
+def _check_float(dtype, fn):
+    if dtype.kind != "f":
+        raise TypeError(f"{fn}: expected a floating point dtype, got {dtype}")

@@ -1,0 +1,263 @@
+"""Graph nodes: ``FunctionNode`` (one per op application) and ``AccumulateGrad``.
+
+Every differentiable op is a small subclass of ``FunctionNode`` with a
+``forward`` on raw arrays and a ``backward`` on Tensors right beside it.
+Calling an op instance runs ``FunctionNode.__call__``, which:
+
+1. unwraps the input Tensors to their arrays (Python scalars pass through),
+   checking that they all live on one device;
+2. runs ``forward`` on those arrays; ``forward`` keeps what its backward
+   needs, explicitly: ``self.retain_inputs(...)`` / ``self.retain_outputs(...)``
+   for values the backward differentiates through, plain attributes for
+   constants (masks, shapes);
+3. when grad mode is on and some input requires grad, turns the op instance
+   into a graph node: one edge per input pointing at the node that will
+   receive that input's gradient (its ``grad_fn``, or the accumulate-grad
+   node of a leaf), and a sequence number that orders the backward pass;
+4. wraps the output arrays into Tensors whose ``grad_fn`` is this node.
+
+::
+
+      x (leaf) ──► AccumulateGrad(x) ◄─┐
+                                       │ edge
+      y = x * w   ──►   Mul  ──────────┤
+                                       │ edge
+      w (leaf) ──► AccumulateGrad(w) ◄─┘
+
+``backward(*grad_outputs)`` receives one gradient Tensor per output and
+returns one per input (``None`` where no gradient is needed). It is written
+with Tensor ops, so the same code gives first-order gradients (run under
+``no_grad``) and higher-order ones (run with ``create_graph=True``, when the
+backward itself is recorded).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from minigrad import backend
+from minigrad.grad_mode import _state as _grad_state
+from minigrad.tensor import Tensor
+
+_sequence = itertools.count()
+
+# Accumulate-grad nodes run before any op node that is ready at the same
+# time, so that hooks on leaves (the DDP Reducer) fire as early as possible.
+_ACCUMULATE_PRIORITY = -(2**62)
+
+FREED_GRAPH_MESSAGE = (
+    "Trying to backward through the graph a second time (or to read saved values after "
+    "they were freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Pass retain_graph=True to the first call if you need "
+    "to backward through the graph a second time."
+)
+
+
+class Node:
+    """Base of everything the backward executor can run.
+
+    Attributes:
+        next_edges: one entry per input, ``(node, output_nr)`` of the node that
+            receives that input's gradient, or None when the input needs none.
+        priority: heap key of the executor's ready queue (smaller runs first).
+    """
+
+    __slots__ = ("next_edges", "priority", "_pre_hooks", "__weakref__", "__dict__")
+
+    num_outputs = 1
+
+    def name(self) -> str:
+        """The node's display name, like PyTorch's (``MulBackward``)."""
+        return type(self).__name__ + "Backward"
+
+    def run_backward(self, grads, create_graph):
+        """Return the gradients for ``next_edges`` given gradients of the outputs."""
+        raise NotImplementedError
+
+    def register_prehook(self, output_nr: int, fn) -> None:
+        """Run ``fn(grad)`` on the gradient of output ``output_nr`` before the backward."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append((output_nr, fn))
+
+    def release(self) -> None:
+        """Free saved values (called by the executor unless ``retain_graph``)."""
+
+    def __repr__(self):
+        return f"<{self.name()} at {id(self):#x}>"
+
+
+class FunctionNode(Node):
+    """Base class of the built-in ops. See the module docstring for ``__call__``."""
+
+    # Set on recording: whether each input wants a gradient.
+    needs_input_grad = ()
+    _saved_inputs = None
+    _saved_outputs = None
+    _released = False
+
+    def forward(self, *arrays):
+        """Compute the outputs (arrays) from the input arrays."""
+        raise NotImplementedError
+
+    def backward(self, *grad_outputs):
+        """Return one gradient Tensor (or None) per input, given one per output."""
+        raise NotImplementedError
+
+    def __call__(self, *inputs):
+        arrays = []
+        requires_grad = False
+        for x in inputs:
+            if isinstance(x, Tensor):
+                arrays.append(x.data)
+                if x.requires_grad:
+                    requires_grad = True
+            else:
+                arrays.append(x)
+        self.xp = backend.get_array_module(*arrays)
+        self._inputs = inputs
+        try:
+            outputs = self.forward(*arrays)
+        except (ValueError, TypeError) as error:
+            raise type(error)(f"{type(self).__name__}: {error} ({_describe(arrays)})") from error
+        record = requires_grad and _grad_state.enabled
+        if record:
+            self._record(inputs)
+        else:
+            self._saved_inputs = None
+        self._inputs = None
+        if type(outputs) is tuple:
+            if record:
+                self.num_outputs = len(outputs)
+                self.output_meta = [(out.shape, out.dtype) for out in outputs]
+            return tuple(self._wrap(out, i, record) for i, out in enumerate(outputs))
+        return self._wrap(outputs, 0, record)
+
+    def _wrap(self, array, output_nr, record):
+        if record:
+            if self._saved_outputs is not None and output_nr in self._saved_outputs:
+                self._saved_outputs[output_nr] = array
+            return Tensor._make(array, True, self, output_nr)
+        return Tensor._make(array, False, None, 0)
+
+    def _record(self, inputs):
+        edges = []
+        needs = []
+        for x in inputs:
+            if isinstance(x, Tensor) and x.requires_grad:
+                edges.append(x._gradient_edge())
+                needs.append(True)
+            else:
+                edges.append(None)
+                needs.append(False)
+        self.next_edges = tuple(edges)
+        self.needs_input_grad = tuple(needs)
+        self.priority = -next(_sequence)
+        self._pre_hooks = None
+
+    # -- what forward keeps for backward --------------------------------
+
+    def retain_inputs(self, indices) -> None:
+        """Keep the input Tensors at ``indices`` for ``backward`` (see ``saved_inputs``)."""
+        self._saved_inputs = tuple(self._inputs[i] for i in indices)
+
+    def retain_outputs(self, indices) -> None:
+        """Keep the outputs at ``indices`` for ``backward`` (see ``saved_outputs``).
+
+        Only the arrays are held; the Tensors are rebuilt with this node as
+        their ``grad_fn`` when read, so no reference cycle is created.
+        """
+        self._saved_outputs = dict.fromkeys(indices)
+
+    @property
+    def saved_inputs(self) -> tuple:
+        """The input Tensors kept by ``retain_inputs``, in the order given there."""
+        if self._released:
+            raise RuntimeError(FREED_GRAPH_MESSAGE)
+        return self._saved_inputs
+
+    @property
+    def saved_outputs(self) -> tuple:
+        """The outputs kept by ``retain_outputs`` as Tensors whose ``grad_fn`` is this node."""
+        if self._released:
+            raise RuntimeError(FREED_GRAPH_MESSAGE)
+        return tuple(Tensor._make(a, True, self, i) for i, a in self._saved_outputs.items())
+
+    # -- executor interface ----------------------------------------------
+
+    def run_backward(self, grads, create_graph):
+        if self._released:
+            raise RuntimeError(FREED_GRAPH_MESSAGE)
+        result = self.backward(*grads)
+        if type(result) is not tuple:
+            result = (result,)
+        return result
+
+    def release(self) -> None:
+        xp, num_outputs = self.xp, self.num_outputs
+        self.__dict__.clear()  # everything forward kept: saved values, masks, shapes
+        self.xp, self.num_outputs = xp, num_outputs
+        self._released = True
+
+
+def _describe(arrays) -> str:
+    """'inputs: shape (2, 3) float32, scalar 2.0' for error messages."""
+    parts = []
+    for a in arrays:
+        if backend.is_array(a):
+            parts.append(f"shape {tuple(a.shape)} {a.dtype}")
+        else:
+            parts.append(f"{type(a).__name__} {a!r}"[:60])
+    return "inputs: " + ", ".join(parts)
+
+
+class AccumulateGrad(Node):
+    """The node that receives a leaf's gradient and adds it to ``leaf.grad``.
+
+    Order of effects when it runs: the leaf's tensor hooks transform the
+    gradient, then it is accumulated (into ``.grad``, or into the caller's
+    gradient map when the executor was given one), then the leaf's
+    post-accumulate-grad hooks run with the leaf as argument.
+    """
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_edges = ()
+        self.priority = _ACCUMULATE_PRIORITY - next(_sequence)
+        self._pre_hooks = None
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def run_backward(self, grads, create_graph):
+        raise RuntimeError("AccumulateGrad is run by the executor through accumulate()")
+
+    def accumulate(self, grad, create_graph, grad_map=None) -> None:
+        """Run the leaf's hooks and add ``grad`` to its ``.grad`` (or to ``grad_map``)."""
+        var = self.variable
+        if var._hooks:
+            for hook in var._hooks:
+                new = hook(grad)
+                if new is not None:
+                    grad = new
+        if grad_map is not None:
+            old = grad_map.get(var)
+            grad_map[var] = grad if old is None else _add_grads(old, grad, create_graph)
+            return
+        old = var.grad
+        if old is None:
+            var.grad = grad if create_graph else Tensor._make(grad.data, False, None, 0)
+        else:
+            var.grad = _add_grads(old, grad, create_graph)
+        if var._post_accumulate_hooks:
+            for hook in var._post_accumulate_hooks:
+                hook(var)
+
+
+def _add_grads(a, b, create_graph):
+    """Sum two gradients out of place (gradient arrays may be shared, never mutate them)."""
+    if create_graph:
+        return a + b
+    return Tensor._make(a.data + b.data, False, None, 0)

@@ -1,0 +1,47 @@
+"""Every differentiable op, grouped by family, forward beside backward.
+
+``REGISTRY`` is the one list of ops: the test suite asserts that each entry
+has a finite-difference (gradcheck) case and a PyTorch-oracle case.
+"""
+
+from minigrad.ops import elementwise, indexing, linalg, nn, reduce, shape
+
+REGISTRY = {
+    # elementwise
+    "add": elementwise.Add,
+    "sub": elementwise.Sub,
+    "mul": elementwise.Mul,
+    "div": elementwise.Div,
+    "pow": elementwise.Pow,
+    "neg": elementwise.Neg,
+    "exp": elementwise.Exp,
+    "log": elementwise.Log,
+    "sqrt": elementwise.Sqrt,
+    "tanh": elementwise.Tanh,
+    "sigmoid": elementwise.Sigmoid,
+    "relu": elementwise.ReLU,
+    "abs": elementwise.Abs,
+    "clamp": elementwise.Clamp,
+    "where": elementwise.Where,
+    "cast": elementwise.Cast,
+    "clone": elementwise.Clone,
+    # reductions
+    "sum": reduce.Sum,
+    "mean": reduce.Mean,
+    "max": reduce.MaxAll,
+    "max_dim": reduce.MaxDim,
+    # shape
+    "reshape": shape.Reshape,
+    "permute": shape.Permute,
+    "expand": shape.BroadcastTo,
+    "cat": shape.Cat,
+    "stack": shape.Stack,
+    "to_device": shape.ToDevice,
+    # indexing
+    "index": indexing.Index,
+    "index_scatter": indexing.IndexScatter,
+    # linear algebra
+    "matmul": linalg.MatMul,
+    # neural-network ops
+    **nn.OPS,
+}

@@ -1,0 +1,55 @@
+"""Helpers shared by the op families: gradient unbroadcasting, axis normalization."""
+
+from __future__ import annotations
+
+
+def unbroadcast(grad, shape):
+    """Sum ``grad`` (a Tensor) down to ``shape``, undoing NumPy broadcasting.
+
+    Broadcasting prepends dimensions and stretches size-1 ones; the gradient
+    of an input is the sum of its output gradient over both.
+    """
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
+    )
+    if axes:
+        grad = grad.sum(axes)
+    return grad.reshape(shape) if grad.shape != shape else grad
+
+
+def shape_of(x) -> tuple:
+    """The shape of an array, or () for a Python scalar."""
+    return getattr(x, "shape", ())
+
+
+def normalize_axis(axis, ndim: int, op: str):
+    """``axis`` (None, int or tuple) as a tuple of non-negative ints, or None for all.
+
+    Raises:
+        IndexError: an axis is out of range for ``ndim`` dimensions.
+    """
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int):
+            raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {type(a).__name__}")
+        if not -max(ndim, 1) <= a < max(ndim, 1):
+            raise IndexError(f"{op}: dim {a} is out of range for a tensor with {ndim} dimension(s)")
+        out.append(a % max(ndim, 1))
+    return tuple(out)
+
+
+def pick_axis(dim, axis, keepdim, keepdims, op: str):
+    """Merge PyTorch's ``dim``/``keepdim`` and NumPy's ``axis``/``keepdims`` spellings."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{op}: pass either dim or axis, not both")
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return dim, bool(keepdim)

@@ -1,0 +1,79 @@
+"""Indexing: ``t[index]`` with basic (ints, slices, None, ...) and advanced (integer or
+boolean arrays) indices. The backward scatters the gradient back, summing
+repeated indices (``backend.scatter_add``).
+"""
+
+from __future__ import annotations
+
+from minigrad import backend
+from minigrad.function import FunctionNode
+from minigrad.tensor import Tensor
+
+
+def unwrap_index(index):
+    """Replace Tensors and lists inside an index by arrays NumPy/CuPy understand."""
+    if isinstance(index, tuple):
+        return tuple(_unwrap_one(i) for i in index)
+    return _unwrap_one(index)
+
+
+def _unwrap_one(i):
+    if isinstance(i, Tensor):
+        return i.data
+    if isinstance(i, list):
+        return backend.as_array(i)
+    return i
+
+
+def _is_advanced(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return any(backend.is_array(i) for i in items)
+
+
+class Index(FunctionNode):
+    """a[index]"""
+
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, a):
+        self.in_shape = a.shape
+        return a[self.index]
+
+    def backward(self, g):
+        return IndexScatter(self.index, self.in_shape)(g)
+
+
+class IndexScatter(FunctionNode):
+    """zeros of ``shape`` with ``g`` added at ``index`` (repeated indices summed)"""
+
+    def __init__(self, index, shape):
+        self.index = index
+        self.shape = shape
+
+    def forward(self, g):
+        out = self.xp.zeros(self.shape, dtype=g.dtype)
+        if _is_advanced(self.index):
+            backend.scatter_add(out, self.index, g)
+        else:
+            out[self.index] = g
+        return out
+
+    def backward(self, gg):
+        return Index(self.index)(gg)
+
+
+def index(a, idx):
+    """``a[idx]``: differentiable basic and advanced indexing.
+
+    Raises:
+        IndexError: the index is out of range (names the shape).
+    """
+    idx = unwrap_index(idx)
+    xp = backend.get_array_module(a.data)
+    if backend.is_array(idx) and idx.dtype == xp.bool_ and idx.shape != a.shape[: idx.ndim]:
+        raise IndexError(f"boolean mask of shape {idx.shape} does not match the tensor's shape {a.shape}")
+    try:
+        return Index(idx)(a)
+    except IndexError as error:
+        raise IndexError(f"index {idx!r} is invalid for a tensor of shape {a.shape}: {error}") from None

@@ -1,0 +1,168 @@
+"""Reductions: sum, mean, max, min (and the non-differentiable argmax/argmin).
+
+Every reduction accepts PyTorch's ``dim``/``keepdim`` and NumPy's
+``axis``/``keepdims`` spellings. The gradient of a reduction is the output
+gradient broadcast back over the reduced dimensions.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from minigrad.function import FunctionNode
+from minigrad.ops._util import normalize_axis, pick_axis
+from minigrad.tensor import Tensor
+
+MaxMinResult = namedtuple("MaxMinResult", ["values", "indices"])
+
+
+def _expand_back(g, in_shape, axes, keepdims):
+    """Broadcast a reduction's output gradient back to the input shape."""
+    if axes is not None and not keepdims:
+        kept = list(g.shape)
+        for a in sorted(axes):
+            kept.insert(a, 1)
+        g = g.reshape(tuple(kept))
+    elif axes is None and not keepdims:
+        g = g.reshape((1,) * len(in_shape))
+    return g.broadcast_to(in_shape)
+
+
+class Sum(FunctionNode):
+    """sum over ``axes`` (None: all)"""
+
+    def __init__(self, axes=None, keepdims=False):
+        self.axes = axes
+        self.keepdims = keepdims
+
+    def forward(self, a):
+        self.in_shape = a.shape
+        return a.sum(axis=self.axes, keepdims=self.keepdims)
+
+    def backward(self, g):
+        return _expand_back(g, self.in_shape, self.axes, self.keepdims)
+
+
+class Mean(FunctionNode):
+    """mean over ``axes`` (None: all)"""
+
+    def __init__(self, axes=None, keepdims=False):
+        self.axes = axes
+        self.keepdims = keepdims
+
+    def forward(self, a):
+        self.in_shape = a.shape
+        out = a.mean(axis=self.axes, keepdims=self.keepdims)
+        self.count = a.size // out.size if a.size and out.size else 1
+        return out.astype(a.dtype, copy=False)
+
+    def backward(self, g):
+        return _expand_back(g / self.count, self.in_shape, self.axes, self.keepdims)
+
+
+class MaxAll(FunctionNode):
+    """max (or min) over all elements; ties share the gradient equally"""
+
+    def __init__(self, largest=True):
+        self.largest = largest
+
+    def forward(self, a):
+        if a.size == 0:
+            raise RuntimeError("max(): expected a non-empty tensor (reduction over zero elements)")
+        out = a.max() if self.largest else a.min()
+        mask = a == out
+        self.weights = mask / mask.sum(dtype=a.dtype)
+        return out
+
+    def backward(self, g):
+        return g * self.weights
+
+
+class MaxDim(FunctionNode):
+    """max (or min) along one axis: returns values; the gradient goes to the chosen index"""
+
+    def __init__(self, axis, keepdims=False, largest=True):
+        self.axis = axis
+        self.keepdims = keepdims
+        self.largest = largest
+
+    def forward(self, a):
+        xp = self.xp
+        if a.shape[self.axis] == 0:
+            raise RuntimeError(f"max(): cannot reduce over dim {self.axis} of size 0")
+        idx = a.argmax(axis=self.axis) if self.largest else a.argmin(axis=self.axis)
+        idx_kept = xp.expand_dims(idx, self.axis)
+        values = xp.take_along_axis(a, idx_kept, axis=self.axis)
+        positions = xp.arange(a.shape[self.axis]).reshape(
+            (-1,) + (1,) * (a.ndim - self.axis - 1)
+        )
+        self.onehot = positions == idx_kept
+        self.indices = idx_kept if self.keepdims else idx
+        return values if self.keepdims else values.squeeze(self.axis)
+
+    def backward(self, g):
+        if not self.keepdims:
+            g = g.unsqueeze(self.axis)
+        return g * self.onehot
+
+
+def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """Sum of ``a`` over ``dim`` (int, tuple, or None for every element)."""
+    dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "sum")
+    return Sum(normalize_axis(dim, a.ndim, "sum"), keepdim)(a)
+
+
+def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """Mean of ``a`` over ``dim`` (int, tuple, or None for every element).
+
+    Raises:
+        RuntimeError: ``a`` is not floating point (like PyTorch).
+    """
+    dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "mean")
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"mean(): expected a floating point tensor, got dtype {a.dtype}")
+    return Mean(normalize_axis(dim, a.ndim, "mean"), keepdim)(a)
+
+
+def _extremum(a, dim, keepdim, axis, keepdims, largest):
+    name = "max" if largest else "min"
+    dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, name)
+    if dim is None:
+        return MaxAll(largest)(a)
+    if not isinstance(dim, int):
+        raise TypeError(f"{name}(): dim must be a single int, got {dim!r}")
+    (axis_,) = normalize_axis(dim, a.ndim, name)
+    node = MaxDim(axis_, keepdim, largest)
+    values = node(a)
+    indices = Tensor._make(node.indices, False, None, 0)
+    return MaxMinResult(values, indices)
+
+
+def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """Largest element of ``a``; with ``dim``, ``(values, indices)`` along it like PyTorch."""
+    return _extremum(a, dim, keepdim, axis, keepdims, True)
+
+
+def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """Smallest element of ``a``; with ``dim``, ``(values, indices)`` along it like PyTorch."""
+    return _extremum(a, dim, keepdim, axis, keepdims, False)
+
+
+def argmax(a, dim=None, keepdim=False):
+    """Index of the largest element (flattened when ``dim`` is None); not differentiable."""
+    return _arg(a, dim, keepdim, True)
+
+
+def argmin(a, dim=None, keepdim=False):
+    """Index of the smallest element (flattened when ``dim`` is None); not differentiable."""
+    return _arg(a, dim, keepdim, False)
+
+
+def _arg(a, dim, keepdim, largest):
+    data = a.data
+    if dim is None:
+        idx = data.argmax() if largest else data.argmin()
+        return Tensor._make(idx, False, None, 0)
+    (axis,) = normalize_axis(dim, a.ndim, "argmax" if largest else "argmin")
+    idx = data.argmax(axis=axis, keepdims=keepdim) if largest else data.argmin(axis=axis, keepdims=keepdim)
+    return Tensor._make(idx, False, None, 0)

@@ -1,0 +1,253 @@
+"""Shape ops: reshape, permute, broadcast, squeeze/unsqueeze, cat, stack, device moves.
+
+None of these change values, so each backward is the inverse rearrangement
+of the gradient.
+"""
+
+from __future__ import annotations
+
+from minigrad import backend
+from minigrad.function import FunctionNode
+from minigrad.ops._util import normalize_axis, unbroadcast
+
+
+class Reshape(FunctionNode):
+    """a viewed with a new shape"""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, a):
+        self.in_shape = a.shape
+        return a.reshape(self.shape)
+
+    def backward(self, g):
+        return g.reshape(self.in_shape)
+
+
+class Permute(FunctionNode):
+    """a with its axes reordered"""
+
+    def __init__(self, axes):
+        self.axes = axes
+
+    def forward(self, a):
+        return a.transpose(self.axes)
+
+    def backward(self, g):
+        inverse = [0] * len(self.axes)
+        for i, a in enumerate(self.axes):
+            inverse[a] = i
+        return Permute(tuple(inverse))(g)
+
+
+class BroadcastTo(FunctionNode):
+    """a broadcast to a larger shape (a read-only view)"""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, a):
+        self.in_shape = a.shape
+        return self.xp.broadcast_to(a, self.shape)
+
+    def backward(self, g):
+        return unbroadcast(g, self.in_shape)
+
+
+class Cat(FunctionNode):
+    """inputs joined along an existing axis"""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, *arrays):
+        self.sizes = [a.shape[self.axis] for a in arrays]
+        return self.xp.concatenate(arrays, axis=self.axis)
+
+    def backward(self, g):
+        grads = []
+        start = 0
+        lead = (slice(None),) * self.axis
+        for size, need in zip(self.sizes, self.needs_input_grad):
+            grads.append(g[lead + (slice(start, start + size),)] if need else None)
+            start += size
+        return tuple(grads)
+
+
+class Stack(FunctionNode):
+    """inputs joined along a new axis"""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, *arrays):
+        return self.xp.stack(arrays, axis=self.axis)
+
+    def backward(self, g):
+        lead = (slice(None),) * self.axis
+        return tuple(g[lead + (i,)] if need else None for i, need in enumerate(self.needs_input_grad))
+
+
+class ToDevice(FunctionNode):
+    """a copied to another device; the gradient is copied back"""
+
+    def __init__(self, device):
+        self.device = device
+
+    def forward(self, a):
+        self.in_device = backend.device_of(a)
+        return backend.to_device(a, self.device)
+
+    def backward(self, g):
+        return ToDevice(self.in_device)(g)
+
+
+# -- public functions -----------------------------------------------------------
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for n in shape:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"shape entries must be ints, got {shape!r}")
+    return tuple(shape)
+
+
+def reshape(a, shape):
+    """``a`` with a new shape (one entry may be -1).
+
+    Raises:
+        ValueError: the number of elements differs (names both shapes).
+    """
+    shape = _shape_arg(shape)
+    if shape == a.shape:
+        return a
+    known = 1
+    for n in shape:
+        if n != -1:
+            known *= n
+    total = a.data.size
+    if shape.count(-1) > 1 or (-1 not in shape and known != total) or (
+        -1 in shape and (known == 0 or total % known)
+    ):
+        raise ValueError(f"reshape: shape {shape} is invalid for a tensor of shape {a.shape} ({total} elements)")
+    return Reshape(shape)(a)
+
+
+def flatten(a, start_dim=0, end_dim=-1):
+    """Merge dimensions ``start_dim``..``end_dim`` (inclusive) into one."""
+    if a.ndim == 0:
+        return reshape(a, (1,))
+    start, end = normalize_axis((start_dim, end_dim), a.ndim, "flatten")
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    shape = a.shape[:start] + (-1,) + a.shape[end + 1 :]
+    if 0 in a.shape:
+        merged = 1
+        for n in a.shape[start : end + 1]:
+            merged *= n
+        shape = a.shape[:start] + (merged,) + a.shape[end + 1 :]
+    return Reshape(shape)(a)
+
+
+def permute(a, dims):
+    """``a`` with its dimensions in the order ``dims``.
+
+    Raises:
+        ValueError: ``dims`` is not a permutation of the dimensions.
+    """
+    dims = _shape_arg(dims)
+    axes = normalize_axis(dims, a.ndim, "permute") if dims else ()
+    if sorted(axes) != list(range(a.ndim)):
+        raise ValueError(f"permute: {dims} is not a permutation of the {a.ndim} dimensions of shape {a.shape}")
+    return Permute(axes)(a)
+
+
+def transpose(a, dim0=None, dim1=None):
+    """``a`` with dimensions ``dim0`` and ``dim1`` swapped (a 2-D tensor: both, by default)."""
+    if dim0 is None and dim1 is None:
+        if a.ndim > 2:
+            raise ValueError(f"transpose() without dims needs at most 2 dimensions, got shape {a.shape}")
+        return Permute(tuple(reversed(range(a.ndim))))(a)
+    d0, d1 = normalize_axis((dim0, dim1), a.ndim, "transpose")
+    axes = list(range(a.ndim))
+    axes[d0], axes[d1] = axes[d1], axes[d0]
+    return Permute(tuple(axes))(a)
+
+
+def unsqueeze(a, dim):
+    """``a`` with a new size-1 dimension at ``dim`` (-1 appends)."""
+    if not -a.ndim - 1 <= dim <= a.ndim:
+        raise IndexError(f"unsqueeze: dim {dim} is out of range for a tensor with {a.ndim} dimensions")
+    dim = dim % (a.ndim + 1)
+    return Reshape(a.shape[:dim] + (1,) + a.shape[dim:])(a)
+
+
+def squeeze(a, dim=None):
+    """``a`` without its size-1 dimensions (only ``dim`` when given; no-op if that is not 1)."""
+    if dim is None:
+        return Reshape(tuple(n for n in a.shape if n != 1))(a)
+    axes = normalize_axis(dim, a.ndim, "squeeze")
+    shape = tuple(n for i, n in enumerate(a.shape) if not (i in axes and n == 1))
+    return Reshape(shape)(a) if shape != a.shape else a
+
+
+def expand(a, shape):
+    """``a`` broadcast to ``shape``; -1 keeps that dimension.
+
+    Raises:
+        ValueError: the shapes are not broadcastable (names both).
+    """
+    shape = _shape_arg(shape)
+    lead = len(shape) - a.ndim
+    if lead < 0:
+        raise ValueError(f"expand: target shape {shape} has fewer dimensions than the tensor's {a.shape}")
+    full = tuple(a.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(shape))
+    for i, n in enumerate(a.shape):
+        if n != 1 and n != full[lead + i]:
+            raise ValueError(f"expand: shape {a.shape} cannot be broadcast to {shape}")
+    if full == a.shape:
+        return a
+    return BroadcastTo(full)(a)
+
+
+def cat(tensors, dim=0):
+    """Join tensors of equal shape (except along ``dim``) along ``dim``.
+
+    Raises:
+        ValueError: the list is empty or the shapes differ off ``dim`` (names them).
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: expected a non-empty sequence of tensors")
+    first = tensors[0]
+    (axis,) = normalize_axis(dim, first.ndim, "cat")
+    for t in tensors[1:]:
+        if t.ndim != first.ndim or any(
+            i != axis and m != n for i, (m, n) in enumerate(zip(t.shape, first.shape))
+        ):
+            raise ValueError(
+                f"cat: tensors must match in every dimension except {dim}: got shapes "
+                f"{[tuple(x.shape) for x in tensors]}"
+            )
+    return Cat(axis)(*tensors)
+
+
+def stack(tensors, dim=0):
+    """Join tensors of equal shape along a new dimension ``dim``.
+
+    Raises:
+        ValueError: the list is empty or the shapes differ (names them).
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: expected a non-empty sequence of tensors")
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) != 1:
+        raise ValueError(f"stack: expects tensors of equal shape, got {[tuple(t.shape) for t in tensors]}")
+    ndim = tensors[0].ndim + 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"stack: dim {dim} is out of range for {ndim} dimensions")
+    return Stack(dim % ndim)(*tensors)

@@ -1,0 +1,644 @@
+"""``Tensor``: an array (NumPy or CuPy) plus what autograd needs to know about it.
+
+A Tensor is either a *leaf* (made by the user, ``grad_fn is None``) or the
+output of a recorded op (``grad_fn`` is the op's graph node and
+``_output_nr`` says which of its outputs this is). Gradients flow back along
+``grad_fn``; for a leaf that requires grad they end in its accumulate-grad
+node, which the leaf creates on demand and holds only weakly (the graph
+owns it).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from minigrad import backend
+from minigrad.grad_mode import _state as _grad_state
+
+_FLOAT_KINDS = ("f", "c")
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    Args:
+        data: a NumPy or CuPy array (wrapped without copying), or anything
+            ``numpy.asarray`` accepts.
+        requires_grad: record ops on this tensor so its gradient can be computed.
+
+    Use ``mg.tensor(...)`` to build tensors from Python data with PyTorch's
+    dtype rules (Python floats become float32).
+    """
+
+    __slots__ = (
+        "data",
+        "requires_grad",
+        "grad",
+        "grad_fn",
+        "_output_nr",
+        "_accumulator",
+        "_hooks",
+        "_post_accumulate_hooks",
+        "_retains_grad",
+        "name",
+        "__weakref__",
+    )
+
+    # NumPy defers to our reflected operators (np.float32(2) * t -> t.__rmul__).
+    __array_ufunc__ = None
+
+    def __init__(self, data, requires_grad: bool = False):
+        if not backend.is_array(data):
+            data = np.asarray(data)
+        self.data = data
+        self.requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._accumulator = None
+        self._hooks = None
+        self._post_accumulate_hooks = None
+        self._retains_grad = False
+        self.name = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _make(data, requires_grad, grad_fn, output_nr):
+        """Internal fast constructor: wraps ``data`` as is."""
+        t = _new_tensor(Tensor)
+        t.data = data
+        t.requires_grad = requires_grad
+        t.grad = None
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._accumulator = None
+        t._hooks = None
+        t._post_accumulate_hooks = None
+        t._retains_grad = False
+        t.name = None
+        return t
+
+    # -- properties ----------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple:
+        """The shape as a tuple of ints."""
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of the data."""
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self.data.ndim
+
+    @property
+    def device(self) -> str:
+        """Where the data lives: "cpu" or "cuda:N"."""
+        return backend.device_of(self.data)
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op (user-made, or requires_grad=False)."""
+        return self.grad_fn is None
+
+    @property
+    def is_cuda(self) -> bool:
+        """True when the data lives on a CUDA device."""
+        return self.device != "cpu"
+
+    def size(self, dim=None):
+        """The shape, or its length along ``dim``."""
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def dim(self) -> int:
+        """Number of dimensions."""
+        return self.data.ndim
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return int(self.data.size)
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.data.itemsize
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __repr__(self):
+        extra = ""
+        if self.grad_fn is not None:
+            extra = f", grad_fn=<{self.grad_fn.name()}>"
+        elif self.requires_grad:
+            extra = ", requires_grad=True"
+        device = self.device
+        dev = "" if device == "cpu" else f", device='{device}'"
+        body = np.array2string(backend.to_numpy(self.data), separator=", ", prefix="tensor(")
+        return f"tensor({body}, dtype={self.dtype}{dev}{extra})"
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self.data.size} elements is ambiguous; "
+                "use .any() or .all()"
+            )
+        return bool(self.data)
+
+    def __hash__(self):
+        return id(self)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    # -- autograd ------------------------------------------------------------
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place (leaves only) and return self.
+
+        Raises:
+            RuntimeError: called on a non-leaf, or the dtype is not floating point.
+        """
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "requires_grad_() can only change leaf tensors; this one was produced by "
+                f"{self.grad_fn.name()}. Use .detach().requires_grad_() for a new leaf."
+            )
+        if requires_grad and self.data.dtype.kind not in _FLOAT_KINDS:
+            raise RuntimeError(
+                f"only floating point tensors can require gradients, got dtype {self.dtype}"
+            )
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def _gradient_edge(self):
+        """``(node, output_nr)`` that receives this tensor's gradient."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return (acc, 0)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``.
+
+        Args:
+            gradient: gradient of some scalar w.r.t. this tensor, same shape.
+                Optional for a scalar (one element) tensor.
+            retain_graph: keep the graph for another backward (defaults to ``create_graph``).
+            create_graph: record the backward, for higher-order gradients.
+            inputs: when given, accumulate only into these leaves' ``.grad``.
+
+        Raises:
+            RuntimeError: the tensor does not require grad, ``gradient`` is missing
+                for a non-scalar, or the graph was already freed.
+        """
+        from minigrad import autograd  # noqa: PLC0415  (autograd imports this module)
+
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing this tensor's data, cut off from the graph."""
+        return Tensor._make(self.data, False, None, 0)
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor off from the graph in place and return it."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward (leaves always keep it)."""
+        if self.grad_fn is None:
+            if not self.requires_grad:
+                raise RuntimeError("can't retain_grad on a tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = weakref.ref(self)
+
+        def store_grad(grad):
+            tensor = ref()
+            if tensor is not None:
+                if tensor.grad is None:
+                    tensor.grad = grad.detach()
+                else:
+                    tensor.grad = Tensor._make(tensor.grad.data + grad.data, False, None, 0)
+
+        self.grad_fn.register_prehook(self._output_nr, store_grad)
+
+    def register_hook(self, hook):
+        """Run ``hook(grad) -> Tensor or None`` on this tensor's gradient when it is computed.
+
+        A returned Tensor replaces the gradient that flows on. Returns a handle
+        whose ``remove()`` unregisters the hook.
+
+        Raises:
+            RuntimeError: the tensor does not require grad.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            self.grad_fn.register_prehook(self._output_nr, hook)
+            return _RemovableHandle(self.grad_fn._pre_hooks, (self._output_nr, hook))
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Run ``hook(tensor)`` after this leaf's ``.grad`` was accumulated in a backward.
+
+        Returns a handle whose ``remove()`` unregisters the hook.
+
+        Raises:
+            RuntimeError: the tensor is not a leaf that requires grad.
+        """
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks can only be registered on leaf tensors")
+        if not self.requires_grad:
+            raise RuntimeError(
+                "cannot register a post accumulate grad hook on a tensor that doesn't require gradient"
+            )
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = []
+        self._post_accumulate_hooks.append(hook)
+        return _RemovableHandle(self._post_accumulate_hooks, hook)
+
+    # -- conversion ----------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """The data as a NumPy array (shared on the CPU).
+
+        Raises:
+            RuntimeError: the tensor requires grad (call ``.detach().numpy()``) or is on a GPU.
+        """
+        if self.requires_grad:
+            raise RuntimeError("can't call numpy() on a tensor that requires grad; use .detach().numpy()")
+        if self.device != "cpu":
+            raise TypeError(f"can't convert a {self.device} tensor to NumPy; use .cpu() first")
+        return self.data
+
+    def tolist(self):
+        """The data as (nested) Python lists."""
+        return backend.to_numpy(self.data).tolist()
+
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Raises:
+            ValueError: the tensor has more than one element.
+        """
+        if self.data.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
+        return self.data.item()
+
+    def to(self, *args, dtype=None, device=None) -> Tensor:
+        """Return a tensor on ``device`` and/or of ``dtype`` (self when nothing changes).
+
+        Accepts ``t.to("cuda:0")``, ``t.to(mg.float64)``, ``t.to("cpu", mg.float32)``.
+        The copy is differentiable.
+        """
+        for arg in args:
+            if isinstance(arg, (str, int)) and not isinstance(arg, bool):
+                device = arg
+            else:
+                dtype = arg
+        result = self
+        if device is not None:
+            device = backend.normalize_device(device)
+            if device != self.device:
+                result = _ops_shape.ToDevice(device)(result)
+        if dtype is not None and np.dtype(dtype) != result.dtype:
+            result = _ops_ew.Cast(np.dtype(dtype))(result)
+        return result
+
+    def cpu(self) -> Tensor:
+        """This tensor on the CPU."""
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Tensor:
+        """This tensor on a CUDA device (default: the current one)."""
+        return self.to("cuda" if device is None else backend.normalize_device(device))
+
+    def float(self) -> Tensor:
+        """Cast to float32."""
+        return self.to(np.float32)
+
+    def double(self) -> Tensor:
+        """Cast to float64."""
+        return self.to(np.float64)
+
+    def long(self) -> Tensor:
+        """Cast to int64 (not differentiable)."""
+        return Tensor._make(self.data.astype(np.int64), False, None, 0)
+
+    def clone(self) -> Tensor:
+        """A copy with its own memory; differentiable."""
+        return _ops_ew.Clone()(self)
+
+    def contiguous(self) -> Tensor:
+        """A C-contiguous copy (self if already contiguous)."""
+        return self if self.data.flags.c_contiguous else self.clone()
+
+    # -- in-place updates (for optimizers and initializers) ------------------
+
+    def _check_inplace(self, what):
+        if _grad_state.enabled and self.requires_grad:
+            raise RuntimeError(
+                f"{what}: a tensor that requires grad is being used in an in-place operation; "
+                "wrap the update in `with mg.no_grad():`"
+            )
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place."""
+        self._check_inplace("zero_")
+        self.data[...] = 0
+        return self
+
+    def fill_(self, value) -> Tensor:
+        """Fill with ``value`` in place."""
+        self._check_inplace("fill_")
+        self.data[...] = value
+        return self
+
+    def copy_(self, src) -> Tensor:
+        """Copy ``src`` (Tensor or array, broadcastable) into this tensor's memory."""
+        self._check_inplace("copy_")
+        src = src.data if isinstance(src, Tensor) else src
+        self.data[...] = backend.to_device(backend.as_array(src), self.device)
+        return self
+
+    def add_(self, other, alpha=1) -> Tensor:
+        """``self += alpha * other`` in place."""
+        self._check_inplace("add_")
+        other = other.data if isinstance(other, Tensor) else other
+        self.data += other if alpha == 1 else alpha * other
+        return self
+
+    def mul_(self, other) -> Tensor:
+        """``self *= other`` in place."""
+        self._check_inplace("mul_")
+        self.data *= other.data if isinstance(other, Tensor) else other
+        return self
+
+    def __setitem__(self, index, value):
+        self._check_inplace("__setitem__")
+        index = _ops_index.unwrap_index(index)
+        self.data[index] = value.data if isinstance(value, Tensor) else value
+
+    # -- arithmetic ----------------------------------------------------------
+
+    def __add__(self, other):
+        return _ops_ew.Add()(self, other)
+
+    def __radd__(self, other):
+        return _ops_ew.Add()(other, self)
+
+    def __sub__(self, other):
+        return _ops_ew.Sub()(self, other)
+
+    def __rsub__(self, other):
+        return _ops_ew.Sub()(other, self)
+
+    def __mul__(self, other):
+        return _ops_ew.Mul()(self, other)
+
+    def __rmul__(self, other):
+        return _ops_ew.Mul()(other, self)
+
+    def __truediv__(self, other):
+        return _ops_ew.Div()(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops_ew.Div()(other, self)
+
+    def __pow__(self, exponent):
+        return _ops_ew.Pow()(self, exponent)
+
+    def __rpow__(self, base):
+        return _ops_ew.Pow()(base, self)
+
+    def __matmul__(self, other):
+        return _ops_linalg.MatMul()(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops_linalg.MatMul()(other, self)
+
+    def __neg__(self):
+        return _ops_ew.Neg()(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops_ew.Abs()(self)
+
+    # Comparisons give boolean tensors and record nothing.
+    def __eq__(self, other):
+        return _compare(np.equal, self, other)
+
+    def __ne__(self, other):
+        return _compare(np.not_equal, self, other)
+
+    def __lt__(self, other):
+        return _compare(np.less, self, other)
+
+    def __le__(self, other):
+        return _compare(np.less_equal, self, other)
+
+    def __gt__(self, other):
+        return _compare(np.greater, self, other)
+
+    def __ge__(self, other):
+        return _compare(np.greater_equal, self, other)
+
+    def __getitem__(self, index):
+        return _ops_index.index(self, index)
+
+    # -- elementwise functions -----------------------------------------------
+
+    def exp(self):
+        """Elementwise e**x."""
+        return _ops_ew.Exp()(self)
+
+    def log(self):
+        """Elementwise natural logarithm."""
+        return _ops_ew.Log()(self)
+
+    def sqrt(self):
+        """Elementwise square root."""
+        return _ops_ew.Sqrt()(self)
+
+    def tanh(self):
+        """Elementwise hyperbolic tangent."""
+        return _ops_ew.Tanh()(self)
+
+    def sigmoid(self):
+        """Elementwise logistic function 1 / (1 + e**-x)."""
+        return _ops_ew.Sigmoid()(self)
+
+    def relu(self):
+        """Elementwise max(x, 0)."""
+        return _ops_ew.ReLU()(self)
+
+    def abs(self):
+        """Elementwise absolute value."""
+        return _ops_ew.Abs()(self)
+
+    def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's names)
+        """Clip values into [min, max]; either bound may be None."""
+        return _ops_ew.clamp(self, min, max)
+
+    clip = clamp
+
+    def pow(self, exponent):
+        """Elementwise power."""
+        return _ops_ew.Pow()(self, exponent)
+
+    # -- reductions ----------------------------------------------------------
+
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Sum over ``dim`` (int, tuple, or None for all); NumPy's axis/keepdims also accepted."""
+        return _ops_reduce.sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Mean over ``dim`` (int, tuple, or None for all)."""
+        return _ops_reduce.mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Maximum: a tensor when ``dim`` is None, else ``(values, indices)`` like PyTorch."""
+        return _ops_reduce.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Minimum: a tensor when ``dim`` is None, else ``(values, indices)`` like PyTorch."""
+        return _ops_reduce.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    def argmax(self, dim=None, keepdim=False):
+        """Indices of the maxima (not differentiable)."""
+        return _ops_reduce.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        """Indices of the minima (not differentiable)."""
+        return _ops_reduce.argmin(self, dim, keepdim)
+
+    def any(self):
+        """True if any element is nonzero (a bool tensor)."""
+        return Tensor._make(self.data.any(), False, None, 0)
+
+    def all(self):
+        """True if every element is nonzero (a bool tensor)."""
+        return Tensor._make(self.data.all(), False, None, 0)
+
+    # -- shape ---------------------------------------------------------------
+
+    def reshape(self, *shape):
+        """Same data in a new shape (one dimension may be -1)."""
+        return _ops_shape.reshape(self, shape)
+
+    def view(self, *shape):
+        """Same as ``reshape`` (minigrad does not track strides)."""
+        return _ops_shape.reshape(self, shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Merge dimensions ``start_dim..end_dim`` into one."""
+        return _ops_shape.flatten(self, start_dim, end_dim)
+
+    def transpose(self, dim0=None, dim1=None):
+        """Swap two dimensions (``t.transpose()`` on a 2-D tensor swaps both)."""
+        return _ops_shape.transpose(self, dim0, dim1)
+
+    def permute(self, *dims):
+        """Reorder the dimensions."""
+        return _ops_shape.permute(self, dims)
+
+    @property
+    def T(self):  # noqa: N802  (PyTorch's name)
+        """All dimensions reversed."""
+        return _ops_shape.Permute(tuple(reversed(range(self.ndim))))(self)
+
+    @property
+    def mT(self):  # noqa: N802
+        """The last two dimensions swapped (batched matrix transpose)."""
+        return _ops_shape.transpose(self, -2, -1)
+
+    def unsqueeze(self, dim):
+        """Insert a size-1 dimension at ``dim``."""
+        return _ops_shape.unsqueeze(self, dim)
+
+    def squeeze(self, dim=None):
+        """Remove size-1 dimensions (all, or only ``dim``)."""
+        return _ops_shape.squeeze(self, dim)
+
+    def expand(self, *shape):
+        """Broadcast to ``shape`` (-1 keeps a dimension)."""
+        return _ops_shape.expand(self, shape)
+
+    def expand_as(self, other):
+        """Broadcast to ``other``'s shape."""
+        return _ops_shape.expand(self, other.shape)
+
+    def broadcast_to(self, shape):
+        """Broadcast to ``shape`` (NumPy's name)."""
+        return _ops_shape.expand(self, shape)
+
+    def masked_fill(self, mask, value):
+        """Elements where ``mask`` is true replaced by ``value``."""
+        return _ops_ew.where(mask, value, self)
+
+
+def _new_tensor(cls):
+    return object.__new__(cls)
+
+
+def _compare(ufunc, a, b):
+    a_data = a.data if isinstance(a, Tensor) else a
+    b_data = b.data if isinstance(b, Tensor) else b
+    backend.get_array_module(a_data, b_data)
+    return Tensor._make(ufunc(a_data, b_data), False, None, 0)
+
+
+class _RemovableHandle:
+    """Returned by hook registration; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks, entry):
+        self._hooks = hooks
+        self._entry = entry
+
+    def remove(self) -> None:
+        """Unregister the hook (no error if already removed)."""
+        if self._hooks is not None and self._entry in self._hooks:
+            self._hooks.remove(self._entry)
+
+
+# Imported last: these modules build on the Tensor class defined above.
+from minigrad.function import AccumulateGrad  # noqa: E402
+from minigrad.ops import elementwise as _ops_ew  # noqa: E402
+from minigrad.ops import indexing as _ops_index  # noqa: E402
+from minigrad.ops import linalg as _ops_linalg  # noqa: E402
+from minigrad.ops import reduce as _ops_reduce  # noqa: E402
+from minigrad.ops import shape as _ops_shape  # noqa: E402
