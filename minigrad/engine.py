@@ -138,13 +138,9 @@ class GraphTask:
     def _run_node(self, node):
         grads = self.buffers.pop(node, None)
         if node._pre_hooks is not None and grads is not None:
-            for output_nr, hook in node._pre_hooks:
-                if grads[output_nr] is not None:
-                    new = hook(grads[output_nr])
-                    if new is not None:
-                        grads[output_nr] = new
+            _run_pre_hooks(node, grads)
         if self.capture is not None:
-            grads = self._capture(node, grads)
+            self._capture(node, grads)
         if type(node) is AccumulateGrad:
             if grads is not None and grads[0] is not None and self.capture is None:
                 node.accumulate(grads[0], self.create_graph, self.grad_map)
@@ -157,12 +153,17 @@ class GraphTask:
         if not self.retain_graph:
             node.release()
         dependencies = self.dependencies
+        buffers = self.buffers
         for edge, grad in zip(edges, input_grads):
             if edge is None:
                 continue
-            target, output_nr = edge
+            target = edge[0]
             if grad is not None:
-                self._add_to_buffer(target, output_nr, grad)
+                slots = buffers.get(target)
+                if slots is None and target.num_outputs == 1:
+                    buffers[target] = [grad]
+                else:
+                    self._add_to_buffer(target, edge[1], grad)
             count = dependencies[target] - 1
             dependencies[target] = count
             if count == 0:
@@ -178,6 +179,7 @@ class GraphTask:
             raise
 
     def _capture(self, node, grads):
+        """Store the gradients arriving for captured ``(node, output_nr)`` keys."""
         capture = self.capture
         for output_nr in range(node.num_outputs):
             key = (node, output_nr)
@@ -185,7 +187,15 @@ class GraphTask:
                 old = capture[key]
                 grad = grads[output_nr]
                 capture[key] = grad if old is None else _sum(old, grad, self.create_graph)
-        return grads
+
+
+def _run_pre_hooks(node, grads):
+    """Tensor hooks of non-leaf outputs: each may replace the gradient (in ``grads``)."""
+    for output_nr, hook in node._pre_hooks:
+        if grads[output_nr] is not None:
+            new = hook(grads[output_nr])
+            if new is not None:
+                grads[output_nr] = new
 
 
 def _sum(a, b, create_graph):

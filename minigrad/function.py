@@ -34,10 +34,17 @@ backward itself is recorded).
 from __future__ import annotations
 
 import itertools
+import weakref
+
+import numpy as np
 
 from minigrad import backend
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.tensor import Tensor
+
+_ndarray = np.ndarray
+_numpy = np
+_make_tensor = Tensor._make
 
 _sequence = itertools.count()
 
@@ -92,6 +99,7 @@ class FunctionNode(Node):
 
     # Set on recording: whether each input wants a gradient.
     needs_input_grad = ()
+    _inputs = None
     _saved_inputs = None
     _saved_outputs = None
     _released = False
@@ -107,45 +115,55 @@ class FunctionNode(Node):
     def __call__(self, *inputs):
         arrays = []
         requires_grad = False
+        numpy_only = True
         for x in inputs:
             if isinstance(x, Tensor):
-                arrays.append(x.data)
+                data = x.data
+                if type(data) is not _ndarray:
+                    numpy_only = False
                 if x.requires_grad:
                     requires_grad = True
+                arrays.append(data)
             else:
+                if type(x) is not _ndarray and type(x) is not float and type(x) is not int:
+                    numpy_only = False
                 arrays.append(x)
-        self.xp = backend.get_array_module(*arrays)
-        self._inputs = inputs
+        self.xp = _numpy if numpy_only else backend.get_array_module(*arrays)
+        record = requires_grad and _grad_state.enabled
+        if record:
+            self._inputs = inputs
         try:
             outputs = self.forward(*arrays)
         except (ValueError, TypeError) as error:
             raise type(error)(f"{type(self).__name__}: {error} ({_describe(arrays)})") from error
-        record = requires_grad and _grad_state.enabled
-        if record:
-            self._record(inputs)
-        else:
-            self._saved_inputs = None
+        if not record:
+            if type(outputs) is tuple:
+                return tuple(_make_tensor(out, False, None, 0) for out in outputs)
+            return _make_tensor(outputs, False, None, 0)
         self._inputs = None
+        self._record(inputs)
+        saved_outputs = self._saved_outputs
         if type(outputs) is tuple:
-            if record:
-                self.num_outputs = len(outputs)
-                self.output_meta = [(out.shape, out.dtype) for out in outputs]
-            return tuple(self._wrap(out, i, record) for i, out in enumerate(outputs))
-        return self._wrap(outputs, 0, record)
-
-    def _wrap(self, array, output_nr, record):
-        if record:
-            if self._saved_outputs is not None and output_nr in self._saved_outputs:
-                self._saved_outputs[output_nr] = array
-            return Tensor._make(array, True, self, output_nr)
-        return Tensor._make(array, False, None, 0)
+            self.num_outputs = len(outputs)
+            self.output_meta = [(out.shape, out.dtype) for out in outputs]
+            if saved_outputs is not None:
+                for i in saved_outputs:
+                    saved_outputs[i] = outputs[i]
+            return tuple(_make_tensor(out, True, self, i) for i, out in enumerate(outputs))
+        if saved_outputs is not None:
+            saved_outputs[0] = outputs
+        return _make_tensor(outputs, True, self, 0)
 
     def _record(self, inputs):
         edges = []
         needs = []
         for x in inputs:
             if isinstance(x, Tensor) and x.requires_grad:
-                edges.append(x._gradient_edge())
+                fn = x.grad_fn
+                if fn is not None:
+                    edges.append((fn, x._output_nr))
+                else:
+                    edges.append(x._accumulator or x._gradient_edge())
                 needs.append(True)
             else:
                 edges.append(None)
@@ -158,8 +176,13 @@ class FunctionNode(Node):
     # -- what forward keeps for backward --------------------------------
 
     def retain_inputs(self, indices) -> None:
-        """Keep the input Tensors at ``indices`` for ``backward`` (see ``saved_inputs``)."""
-        self._saved_inputs = tuple(self._inputs[i] for i in indices)
+        """Keep the input Tensors at ``indices`` for ``backward`` (see ``saved_inputs``).
+
+        ``indices`` are in increasing order. A no-op when the call is not recorded.
+        """
+        inputs = self._inputs
+        if inputs is not None:
+            self._saved_inputs = inputs if len(indices) == len(inputs) else tuple(map(inputs.__getitem__, indices))
 
     def retain_outputs(self, indices) -> None:
         """Keep the outputs at ``indices`` for ``backward`` (see ``saved_outputs``).
@@ -220,13 +243,18 @@ class AccumulateGrad(Node):
     post-accumulate-grad hooks run with the leaf as argument.
     """
 
-    __slots__ = ("variable",)
+    __slots__ = ("_variable",)
 
     def __init__(self, variable):
-        self.variable = variable
+        self._variable = weakref.ref(variable)
         self.next_edges = ()
         self.priority = _ACCUMULATE_PRIORITY - next(_sequence)
         self._pre_hooks = None
+
+    @property
+    def variable(self):
+        """The leaf Tensor this node accumulates into (None once it was freed)."""
+        return self._variable()
 
     def name(self) -> str:
         return "AccumulateGrad"
@@ -236,7 +264,9 @@ class AccumulateGrad(Node):
 
     def accumulate(self, grad, create_graph, grad_map=None) -> None:
         """Run the leaf's hooks and add ``grad`` to its ``.grad`` (or to ``grad_map``)."""
-        var = self.variable
+        var = self._variable()
+        if var is None:  # the leaf is gone: its gradient has nowhere to go
+            return
         if var._hooks:
             for hook in var._hooks:
                 new = hook(grad)

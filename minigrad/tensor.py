@@ -68,7 +68,7 @@ class Tensor:
     @staticmethod
     def _make(data, requires_grad, grad_fn, output_nr):
         """Internal fast constructor: wraps ``data`` as is."""
-        t = _new_tensor(Tensor)
+        t = _new_object(Tensor)
         t.data = data
         t.requires_grad = requires_grad
         t.grad = None
@@ -193,14 +193,17 @@ class Tensor:
         return self
 
     def _gradient_edge(self):
-        """``(node, output_nr)`` that receives this tensor's gradient."""
+        """``(node, output_nr)`` that receives this tensor's gradient.
+
+        A leaf's accumulate-grad node is made on first use and kept (it holds
+        the leaf only weakly, so there is no reference cycle).
+        """
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
-        acc = self._accumulator() if self._accumulator is not None else None
-        if acc is None:
-            acc = AccumulateGrad(self)
-            self._accumulator = weakref.ref(acc)
-        return (acc, 0)
+        edge = self._accumulator
+        if edge is None:
+            edge = self._accumulator = (AccumulateGrad(self), 0)
+        return edge
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``.
@@ -611,8 +614,7 @@ class Tensor:
         return _ops_ew.where(mask, value, self)
 
 
-def _new_tensor(cls):
-    return object.__new__(cls)
+_new_object = object.__new__
 
 
 def _compare(ufunc, a, b):

@@ -1,0 +1,32 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# One BLAS thread per process: MPI ranks share two cores (see MPI_NOTES.md).
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+
+.PHONY: demo test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[test,mpi,examples,bench]"
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) examples/train_digits.py
+
+lint: $(VENV)/.installed
+	$(PY) -m ruff check .
+
+test: $(VENV)/.installed lint
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/bench_engine.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
