@@ -50,7 +50,9 @@ class Tensor:
     __array_ufunc__ = None
 
     def __init__(self, data, requires_grad: bool = False):
-        if not backend.is_array(data):
+        if isinstance(data, Tensor):
+            data = data.data
+        elif not backend.is_array(data):
             data = np.asarray(data)
         self.data = data
         self.requires_grad = False
@@ -305,6 +307,10 @@ class Tensor:
         if self.device != "cpu":
             raise TypeError(f"can't convert a {self.device} tensor to NumPy; use .cpu() first")
         return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        array = backend.to_numpy(self.data)
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def tolist(self):
         """The data as (nested) Python lists."""

@@ -1,0 +1,43 @@
+"""minigrad_dist: distributed training for minigrad over MPI.
+
+Process groups and collectives (``init_process_group``, ``all_reduce``, ...),
+``DistributedDataParallel`` with a bucketed Reducer, and ``DistributedSampler``.
+Launch scripts with ``mpiexec -n N python script.py``.
+"""
+
+from minigrad_dist import algorithms
+from minigrad_dist.collectives import (
+    NON_GROUP_MEMBER,
+    all_gather,
+    all_gather_object,
+    all_reduce,
+    barrier,
+    broadcast,
+    broadcast_object_list,
+    destroy_process_group,
+    gather,
+    gather_object,
+    get_default_group,
+    get_local_rank,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    is_initialized,
+    new_group,
+    reduce,
+    reduce_scatter,
+    scatter,
+    scatter_object_list,
+)
+from minigrad_dist.ddp.distributed import DistributedDataParallel
+from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup, Work
+from minigrad_dist.sampler import DistributedSampler
+
+__all__ = [
+    "DistributedDataParallel", "DistributedSampler", "algorithms", "NON_GROUP_MEMBER", "ProcessGroup",
+    "ReduceOp", "RoundRobinProcessGroup", "Work", "all_gather",
+    "all_gather_object", "all_reduce", "barrier", "broadcast", "broadcast_object_list",
+    "destroy_process_group", "gather", "gather_object", "get_default_group", "get_local_rank", "get_rank",
+    "get_world_size", "init_process_group", "is_initialized", "new_group", "reduce", "reduce_scatter",
+    "scatter", "scatter_object_list",
+]

@@ -1,0 +1,97 @@
+"""Gradient buckets: which parameters share one flat buffer, and the buffer itself.
+
+Buckets are filled in the order gradients are expected to become ready
+(reverse registration order at first, the observed order after the first
+iteration). A bucket holds parameters of one dtype and device only, and is
+closed once it reaches its size cap: 1 MiB for the first bucket (so the
+first allreduce starts early), ``bucket_cap_mb`` for the rest, as upstream.
+"""
+
+from __future__ import annotations
+
+from minigrad import backend
+
+FIRST_BUCKET_CAP_BYTES = 1024 * 1024
+
+
+def assign_buckets(params, order, cap_bytes: int, first_cap_bytes: int = FIRST_BUCKET_CAP_BYTES):
+    """Group parameter indices into buckets.
+
+    Args:
+        params: the parameters (Tensors), indexed by position.
+        order: parameter indices in the order gradients are expected.
+        cap_bytes: size at which a bucket is closed.
+        first_cap_bytes: the cap of the first bucket of each dtype/device.
+
+    Returns:
+        A list of buckets, each a list of parameter indices in ``order``'s
+        order; buckets are sorted by the position of their first parameter
+        in ``order``.
+    """
+    open_buckets = {}  # (dtype, device) -> (indices, bytes)
+    caps_used = {}
+    closed = []
+    for index in order:
+        p = params[index]
+        key = (p.dtype, p.device)
+        indices, size = open_buckets.get(key, ([], 0))
+        indices.append(index)
+        size += p.data.nbytes
+        cap = first_cap_bytes if caps_used.get(key, 0) == 0 else cap_bytes
+        if size >= cap:
+            closed.append(indices)
+            caps_used[key] = caps_used.get(key, 0) + 1
+            open_buckets.pop(key, None)
+        else:
+            open_buckets[key] = (indices, size)
+    closed.extend(indices for indices, _ in open_buckets.values())
+    position = {index: i for i, index in enumerate(order)}
+    closed.sort(key=lambda bucket: position[bucket[0]])
+    return closed
+
+
+class Bucket:
+    """One flat buffer holding the gradients of several parameters.
+
+    Attributes:
+        index: position in the Reducer's bucket list (the allreduce order).
+        param_indices: indices (into the Reducer's parameter list) of the members.
+        params: the member parameters.
+        offsets, sizes, shapes: where each member's gradient lives in ``buffer``.
+        buffer: the flat array (dtype and device of the members).
+        pending: members whose gradient has not been copied in this iteration.
+        future: the in-flight reduction, once launched.
+    """
+
+    def __init__(self, index: int, params, param_indices):
+        self.index = index
+        self.params = list(params)
+        self.param_indices = list(param_indices)
+        self.sizes = [int(p.data.size) for p in self.params]
+        self.shapes = [tuple(p.shape) for p in self.params]
+        self.offsets = []
+        total = 0
+        for size in self.sizes:
+            self.offsets.append(total)
+            total += size
+        first = self.params[0]
+        xp = backend.module_for_device(first.device)
+        with backend.device_context(first.device):
+            self.buffer = xp.zeros(total, dtype=first.dtype)
+        self.pending = len(self.params)
+        self.future = None
+
+    def view(self, slot: int):
+        """The region of ``buffer`` for member ``slot``, shaped like the parameter."""
+        start = self.offsets[slot]
+        return self.buffer[start : start + self.sizes[slot]].reshape(self.shapes[slot])
+
+    def reset(self) -> None:
+        """Forget the previous iteration (before a new backward)."""
+        self.pending = len(self.params)
+        self.future = None
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the buffer in bytes."""
+        return self.buffer.nbytes

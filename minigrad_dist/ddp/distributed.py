@@ -1,0 +1,161 @@
+"""``DistributedDataParallel``: data-parallel training of a minigrad module over MPI.
+
+Each rank holds a full replica of the model and runs forward and backward
+on its own slice of the data; the Reducer (reducer.py) averages gradients
+across ranks during the backward pass, so after ``loss.backward()`` every
+rank holds the same ``.grad`` and the optimizer keeps the replicas equal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from minigrad.grad_mode import is_grad_enabled
+from minigrad.nn.module import Module
+from minigrad_dist import collectives
+from minigrad_dist.ddp.bucket import FIRST_BUCKET_CAP_BYTES
+from minigrad_dist.ddp.join import Join
+from minigrad_dist.ddp.reducer import Reducer
+from minigrad_dist.ddp.state_sync import broadcast_coalesced, verify_same_parameters
+from minigrad_dist.process_group import ProcessGroup
+
+
+class DistributedDataParallel(Module):
+    """Wraps ``module`` so that its gradients are averaged across the ranks of a process group.
+
+    Construction (a recipe, in this order):
+        1. check that every rank holds the same parameters (count, then each
+           name, shape and dtype; the error names the first difference and the ranks);
+        2. broadcast parameters and buffers from rank 0 (coalesced by dtype), so
+           every replica starts from the same state;
+        3. build the Reducer: buckets in reverse registration order and one
+           post-accumulate-grad hook per parameter.
+
+    Args:
+        module: the model (a ``minigrad.nn.Module``) replicated on every rank.
+        bucket_cap_mb: size cap of a gradient bucket in MiB (the first bucket is capped at 1 MiB).
+        find_unused_parameters: walk the graph after each forward to find
+            parameters that will get no gradient; needed when parts of the
+            model may not take part in the loss. Costs a graph traversal.
+        broadcast_buffers: copy rank 0's buffers to every rank at each forward.
+        gradient_as_bucket_view: make ``.grad`` views into the bucket buffers
+            (saves one model's worth of memory; ``.grad`` is overwritten by the
+            next iteration's reduction).
+        process_group: the group to average over (default: the world).
+
+    Warning:
+        Every rank must construct DDP, run forward and backward the same
+        number of times, and call the same collectives: DDP's allreduces are
+        collective calls. Use ``join()`` when ranks have different numbers
+        of batches.
+
+    Warning:
+        Parameters must not be added, removed or replaced after construction.
+
+    Raises:
+        TypeError: ``module`` is not a Module.
+        RuntimeError: the process group is not initialized, or ranks hold different parameters.
+    """
+
+    def __init__(
+        self,
+        module,
+        device_ids=None,
+        output_device=None,
+        bucket_cap_mb: float = 25,
+        find_unused_parameters: bool = False,
+        broadcast_buffers: bool = True,
+        gradient_as_bucket_view: bool = False,
+        process_group=None,
+        first_bucket_cap_mb: float | None = None,
+    ):
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"DistributedDataParallel wraps a minigrad.nn.Module, got {type(module).__name__}")
+        if bucket_cap_mb is None or bucket_cap_mb <= 0:
+            raise ValueError(f"bucket_cap_mb must be a positive number of MiB, got {bucket_cap_mb!r}")
+        group = process_group if process_group is not None else collectives.get_default_group()
+        if not isinstance(group, ProcessGroup):
+            raise TypeError(f"process_group must be a ProcessGroup, got {type(group).__name__}")
+        self.module = module
+        self.process_group = group
+        self.broadcast_buffers = broadcast_buffers
+        self.require_backward_grad_sync = True
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+
+        named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        if not named:
+            raise RuntimeError("DistributedDataParallel: the module has no parameter that requires grad")
+        verify_same_parameters(group, module)
+        broadcast_coalesced(group, [p.data for _, p in module.named_parameters()] + self._buffer_arrays())
+        first_cap = FIRST_BUCKET_CAP_BYTES if first_bucket_cap_mb is None else int(first_bucket_cap_mb * 2**20)
+        self.reducer = Reducer(
+            [p for _, p in named],
+            [n for n, _ in named],
+            group,
+            bucket_cap_bytes=int(bucket_cap_mb * 2**20),
+            find_unused_parameters=find_unused_parameters,
+            gradient_as_bucket_view=gradient_as_bucket_view,
+            first_bucket_cap_bytes=first_cap,
+        )
+        self.reducer.timeout = collectives._world.timeout
+        self._join = None
+
+    def _buffer_arrays(self):
+        return [b.data for b in self.module.buffers()]
+
+    def forward(self, *inputs, **kwargs):
+        """Run the wrapped module; arms the Reducer for the coming backward.
+
+        Raises:
+            RuntimeError: the previous backward did not finish reducing (names
+                the parameters that got no gradient).
+        """
+        if self._join is not None:
+            self._join.notify_active_iteration(self)
+        if self.broadcast_buffers:
+            buffers = self._buffer_arrays()
+            if buffers:
+                broadcast_coalesced(self.process_group, buffers, timeout=self.reducer.timeout)
+        output = self.module(*inputs, **kwargs)
+        if is_grad_enabled() and self.require_backward_grad_sync:
+            self.reducer.prepare_for_backward(output)
+        return output
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Inside this context, backward accumulates ``.grad`` locally without communicating.
+
+        The first forward-backward *outside* the context then averages the
+        accumulated gradients, which is how gradient accumulation is done.
+        """
+        previous = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = previous
+
+    def register_comm_hook(self, state, hook) -> None:
+        """Reduce each bucket with ``hook(state, bucket) -> Future`` (see algorithms.ddp_comm_hooks).
+
+        Call once, before the first backward.
+        """
+        self.reducer.register_comm_hook(state, hook)
+
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True):
+        """Context manager for ranks with uneven numbers of batches (see ``ddp.join.Join``).
+
+        Args:
+            divide_by_initial_world_size: average over the initial world size
+                (PyTorch's default); False averages over the ranks still
+                training, which equals training on the union of the data.
+            enable: False turns the context into a no-op.
+        """
+        return Join(self, divide_by_initial_world_size=divide_by_initial_world_size, enable=enable)
+
+    def __del__(self):
+        reducer = self.__dict__.get("reducer") if hasattr(self, "__dict__") else None
+        if reducer is not None:
+            reducer.remove_hooks()

@@ -1,0 +1,364 @@
+"""Process groups over MPI: a communicator plus collectives named like PyTorch's.
+
+A ``ProcessGroup`` owns an MPI communicator duplicated from the one it was
+built from, so our messages never interleave with the user's own MPI calls.
+Each collective works in place on a NumPy or CuPy array and returns a
+``Work``: already completed for blocking calls, or wrapping an MPI request
+for ``async_op=True`` (MPI's nonblocking collectives).
+
+MPICH advances nonblocking requests only inside MPI calls (see
+MPI_NOTES.md), so whoever waits for overlap must call ``Work.is_completed()``
+now and then; the DDP Reducer does this from its gradient hooks.
+
+Ranks passed to ProcessGroup methods are ranks *within the group*; the
+module-level API in ``collectives.py`` translates PyTorch's global ranks.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+
+import numpy as np
+
+from minigrad import backend
+from minigrad_dist.futures import Future
+from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
+
+
+class ReduceOp(enum.Enum):
+    """Reduction operations for ``all_reduce``, ``reduce`` and ``reduce_scatter``."""
+
+    SUM = "sum"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+    AVG = "avg"
+
+
+def _mpi_op(op: ReduceOp):
+    MPI = load_mpi()
+    return {
+        ReduceOp.SUM: MPI.SUM,
+        ReduceOp.AVG: MPI.SUM,  # divided by the group size on completion
+        ReduceOp.PRODUCT: MPI.PROD,
+        ReduceOp.MIN: MPI.MIN,
+        ReduceOp.MAX: MPI.MAX,
+    }[op]
+
+
+class Work:
+    """Handle of a collective; ``wait()`` blocks until it is done.
+
+    ``on_complete`` runs exactly once when the request is seen complete
+    (copying staged buffers back, dividing for AVG).
+    """
+
+    __slots__ = ("_request", "_on_complete", "_done", "_result", "op_name", "_future")
+
+    def __init__(self, request=None, on_complete=None, result=None, op_name="collective"):
+        self._request = request
+        self._on_complete = on_complete
+        self._done = request is None
+        self._result = result
+        self.op_name = op_name
+        self._future = None
+        if self._done and on_complete is not None:
+            on_complete()
+            self._on_complete = None
+
+    def is_completed(self) -> bool:
+        """Test the request (this also drives MPI's progress) and report completion."""
+        if not self._done and self._request.Test():
+            self._complete()
+        return self._done
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the collective is done; returns True.
+
+        Args:
+            timeout: seconds to wait at most (None: forever).
+
+        Raises:
+            TimeoutError: not complete within ``timeout`` (names the operation).
+        """
+        if self._done:
+            return True
+        if timeout is None:
+            self._request.Wait()
+            self._complete()
+            return True
+        deadline = time.monotonic() + timeout
+        pause = 1e-5
+        while not self._request.Test():
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"{self.op_name} did not complete within {timeout:.1f} s: some rank of the group "
+                    "has not called the matching collective (a diverged or dead rank?)"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 1e-3)
+        self._complete()
+        return True
+
+    def result(self):
+        """The arrays the collective wrote (in place), once complete."""
+        self.wait()
+        return self._result
+
+    def get_future(self) -> Future:
+        """A ``Future`` completed with ``result()`` when this collective completes."""
+        if self._future is None:
+            self._future = Future(poll=self.is_completed, block=self.wait)
+            if self._done:
+                self._future.set_result(self._result)
+        return self._future
+
+    def _complete(self):
+        self._done = True
+        if self._on_complete is not None:
+            callback, self._on_complete = self._on_complete, None
+            callback()
+        if self._future is not None:
+            self._future.set_result(self._result)
+
+
+def _check_buffer(array, fn: str):
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{fn}: the tensor must be contiguous (call .contiguous() first)")
+
+
+def _avg_divider(array, size):
+    if array.dtype.kind not in "fc":
+        raise TypeError(f"ReduceOp.AVG needs a floating point tensor, got dtype {array.dtype}; use SUM")
+
+    xp = backend.get_array_module(array)
+
+    def divide():
+        xp.divide(array, size, out=array)
+
+    return divide
+
+
+def _chain(*callbacks):
+    callbacks = [c for c in callbacks if c is not None]
+    if not callbacks:
+        return None
+    if len(callbacks) == 1:
+        return callbacks[0]
+
+    def run():
+        for c in callbacks:
+            c()
+
+    return run
+
+
+class ProcessGroup:
+    """A group of MPI ranks that run collectives together.
+
+    Args:
+        comm: an mpi4py communicator; the group duplicates it.
+        world_ranks: the global rank of each member, in group-rank order.
+    """
+
+    def __init__(self, comm, world_ranks=None):
+        self.comm = comm.Dup()
+        self._rank = self.comm.Get_rank()
+        self._size = self.comm.Get_size()
+        self.world_ranks = list(world_ranks) if world_ranks is not None else list(range(self._size))
+
+    def rank(self) -> int:
+        """This process's rank within the group."""
+        return self._rank
+
+    def size(self) -> int:
+        """Number of ranks in the group."""
+        return self._size
+
+    def _next_comm(self):
+        """The communicator for the next operation (round-robin groups rotate)."""
+        return self.comm
+
+    def destroy(self) -> None:
+        """Free the duplicated communicator(s)."""
+        if self.comm is not None:
+            self.comm.Free()
+            self.comm = None
+
+    # -- collectives on arrays ---------------------------------------------------
+
+    def allreduce(self, array, op=ReduceOp.SUM, async_op=False) -> Work:
+        """Reduce ``array`` across the group, in place on every rank."""
+        _check_buffer(array, "all_reduce")
+        MPI = load_mpi()
+        divide = _avg_divider(array, self._size) if op is ReduceOp.AVG else None
+        buf = mpi_buffer(array)
+        comm = self._next_comm()
+        copy_back = None if buf is array else (lambda: finish_buffer(array, buf))
+        done = _chain(copy_back, divide)
+        if async_op:
+            return Work(comm.Iallreduce(MPI.IN_PLACE, buf, _mpi_op(op)), done, [array], "all_reduce")
+        comm.Allreduce(MPI.IN_PLACE, buf, _mpi_op(op))
+        return Work(None, done, [array], "all_reduce")
+
+    def broadcast(self, array, src: int, async_op=False) -> Work:
+        """Copy ``array`` from group rank ``src`` to every rank (in place)."""
+        _check_buffer(array, "broadcast")
+        buf = mpi_buffer(array)
+        comm = self._next_comm()
+        done = None if buf is array else (lambda: finish_buffer(array, buf))
+        if async_op:
+            return Work(comm.Ibcast(buf, root=src), done, [array], "broadcast")
+        comm.Bcast(buf, root=src)
+        return Work(None, done, [array], "broadcast")
+
+    def allgather(self, outputs, array, async_op=False) -> Work:
+        """Every rank's ``array`` into ``outputs[r]`` on every rank."""
+        _check_buffer(array, "all_gather")
+        xp_empty = _empty_like_stacked(array, self._size)
+        send = mpi_buffer(array)
+        recv = mpi_buffer(xp_empty)
+        comm = self._next_comm()
+
+        def unpack():
+            finish_buffer(xp_empty, recv)
+            for r, out in enumerate(outputs):
+                out[...] = xp_empty[r]
+
+        if async_op:
+            return Work(comm.Iallgather(send, recv), unpack, outputs, "all_gather")
+        comm.Allgather(send, recv)
+        return Work(None, unpack, outputs, "all_gather")
+
+    def reduce_scatter(self, output, inputs, op=ReduceOp.SUM, async_op=False) -> Work:
+        """Reduce ``inputs[r]`` across ranks; rank r receives the result of slot r in ``output``."""
+        _check_buffer(output, "reduce_scatter")
+        stacked = _stack(inputs)
+        divide = _avg_divider(output, self._size) if op is ReduceOp.AVG else None
+        send = mpi_buffer(stacked)
+        recv = mpi_buffer(output)
+        comm = self._next_comm()
+        copy_back = None if recv is output else (lambda: finish_buffer(output, recv))
+        done = _chain(copy_back, divide)
+        if async_op:
+            return Work(comm.Ireduce_scatter_block(send, recv, _mpi_op(op)), done, [output], "reduce_scatter")
+        comm.Reduce_scatter_block(send, recv, _mpi_op(op))
+        return Work(None, done, [output], "reduce_scatter")
+
+    def reduce(self, array, dst: int, op=ReduceOp.SUM, async_op=False) -> Work:
+        """Reduce ``array`` across ranks into ``array`` on group rank ``dst``."""
+        _check_buffer(array, "reduce")
+        MPI = load_mpi()
+        is_root = self._rank == dst
+        divide = _avg_divider(array, self._size) if op is ReduceOp.AVG and is_root else None
+        buf = mpi_buffer(array)
+        comm = self._next_comm()
+        copy_back = None if buf is array or not is_root else (lambda: finish_buffer(array, buf))
+        done = _chain(copy_back, divide)
+        send = MPI.IN_PLACE if is_root else buf
+        recv = buf if is_root else None
+        if async_op:
+            return Work(comm.Ireduce(send, recv, _mpi_op(op), root=dst), done, [array], "reduce")
+        comm.Reduce(send, recv, _mpi_op(op), root=dst)
+        return Work(None, done, [array], "reduce")
+
+    def gather(self, array, outputs, dst: int, async_op=False) -> Work:
+        """Every rank's ``array`` into ``outputs[r]`` on group rank ``dst`` (``outputs`` ignored elsewhere)."""
+        _check_buffer(array, "gather")
+        is_root = self._rank == dst
+        stacked = _empty_like_stacked(array, self._size) if is_root else None
+        send = mpi_buffer(array)
+        recv = mpi_buffer(stacked) if is_root else None
+        comm = self._next_comm()
+
+        def unpack():
+            if is_root:
+                finish_buffer(stacked, recv)
+                for r, out in enumerate(outputs):
+                    out[...] = stacked[r]
+
+        if async_op:
+            return Work(comm.Igather(send, recv, root=dst), unpack, outputs, "gather")
+        comm.Gather(send, recv, root=dst)
+        return Work(None, unpack, outputs, "gather")
+
+    def scatter(self, array, inputs, src: int, async_op=False) -> Work:
+        """``inputs[r]`` on group rank ``src`` into ``array`` on rank r."""
+        _check_buffer(array, "scatter")
+        is_root = self._rank == src
+        send = mpi_buffer(_stack(inputs)) if is_root else None
+        recv = mpi_buffer(array)
+        comm = self._next_comm()
+        done = None if recv is array else (lambda: finish_buffer(array, recv))
+        if async_op:
+            return Work(comm.Iscatter(send, recv, root=src), done, [array], "scatter")
+        comm.Scatter(send, recv, root=src)
+        return Work(None, done, [array], "scatter")
+
+    def barrier(self, async_op=False) -> Work:
+        """Wait until every rank of the group reached the barrier."""
+        comm = self._next_comm()
+        if async_op:
+            return Work(comm.Ibarrier(), None, None, "barrier")
+        comm.Barrier()
+        return Work(None, None, None, "barrier")
+
+    # -- collectives on picklable objects ------------------------------------------
+
+    def allgather_obj(self, obj) -> list:
+        """Every rank's ``obj`` as a list indexed by group rank (pickled: trusted job only)."""
+        return self._next_comm().allgather(obj)
+
+    def bcast_obj(self, obj, src: int):
+        """``obj`` from group rank ``src``, returned on every rank."""
+        return self._next_comm().bcast(obj, root=src)
+
+    def gather_obj(self, obj, dst: int):
+        """Every rank's ``obj`` as a list on ``dst`` (None elsewhere)."""
+        return self._next_comm().gather(obj, root=dst)
+
+    def scatter_obj(self, objs, src: int):
+        """``objs[r]`` from ``src`` to rank r."""
+        return self._next_comm().scatter(objs, root=src)
+
+
+class RoundRobinProcessGroup(ProcessGroup):
+    """A process group that spreads consecutive collectives over several duplicate communicators.
+
+    The VLDB DDP paper's evaluation uses this to let independent bucket
+    allreduces proceed on separate communication channels.
+
+    Args:
+        comm: the communicator to duplicate.
+        num_channels: how many duplicates to rotate through.
+    """
+
+    def __init__(self, comm, world_ranks=None, num_channels: int = 2):
+        if num_channels < 1:
+            raise ValueError(f"num_channels must be >= 1, got {num_channels}")
+        super().__init__(comm, world_ranks)
+        self.channels = [self.comm] + [self.comm.Dup() for _ in range(num_channels - 1)]
+        self._turn = 0
+
+    def _next_comm(self):
+        comm = self.channels[self._turn]
+        self._turn = (self._turn + 1) % len(self.channels)
+        return comm
+
+    def destroy(self) -> None:
+        for comm in self.channels[1:]:
+            comm.Free()
+        self.channels = []
+        super().destroy()
+
+
+def _empty_like_stacked(array, n):
+    xp = backend.get_array_module(array)
+    return xp.empty((n,) + array.shape, dtype=array.dtype)
+
+
+def _stack(arrays):
+    arrays = list(arrays)
+    xp = backend.get_array_module(*arrays)
+    return xp.ascontiguousarray(xp.stack(arrays)) if arrays else np.empty(0)
