@@ -1,0 +1,288 @@
+"""Programs run on every rank of a pool by test_ddp.py.
+
+Each takes a plain-data ``spec`` (drawn by hypothesis in the pytest process,
+so every rank runs the same case) and returns plain data for the test to
+compare: gradients, parameters, errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import minigrad as mg
+import minigrad_dist as dist
+from minigrad import nn
+from minigrad.nn import functional as F
+from minigrad_dist.algorithms import ddp_comm_hooks as hooks
+from tests.dist.programs_collectives import ensure_init
+
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "sigmoid": nn.Sigmoid}
+
+
+class SpecModel(nn.Module):
+    """An MLP from a spec; optionally with a branch the forward never uses."""
+
+    def __init__(self, spec):
+        super().__init__()
+        widths = [spec["in_features"], *spec["hidden"], spec["classes"]]
+        layers = []
+        for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+            layers.append(nn.Linear(a, b))
+            if i < len(widths) - 2:
+                layers.append(ACTIVATIONS[spec["activation"]]())
+        self.body = nn.Sequential(*layers)
+        if spec.get("unused_branch"):
+            self.unused = nn.Linear(spec["in_features"], 2)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def build_model(spec, seed):
+    mg.manual_seed(seed)
+    return SpecModel(spec).double()
+
+
+def global_data(spec, world_size):
+    rng = np.random.default_rng(spec["data_seed"])
+    n = spec["batch_per_rank"] * world_size
+    batches = spec.get("data_batches", spec["steps"])
+    x = rng.standard_normal((batches, n, spec["in_features"]))
+    y = rng.integers(0, spec["classes"], size=(batches, n))
+    return x, y
+
+
+def _make_optimizer(params, spec):
+    return mg.optim.SGD(params, lr=spec.get("lr", 0.1), momentum=spec.get("momentum", 0.9))
+
+
+def _grads(model):
+    return {n: (None if p.grad is None else p.grad.data.copy()) for n, p in model.named_parameters()}
+
+
+def _params(model):
+    return {n: p.data.copy() for n, p in model.named_parameters()}
+
+
+def ddp_vs_local(spec):
+    """DDP on this rank's slice vs (on rank 0) one process on the full batch, several SGD steps.
+
+    Returns per rank: DDP gradients of every step, final parameters, and on
+    rank 0 the local run's gradients and parameters.
+    """
+    rank, world = ensure_init()
+    x, y = global_data(spec, world)
+    # Different initial weights per rank: DDP must broadcast rank 0's.
+    model = build_model(spec, seed=spec["model_seed"] + rank)
+    ddp = dist.DistributedDataParallel(
+        model,
+        bucket_cap_mb=spec["bucket_cap_mb"],
+        find_unused_parameters=spec.get("unused_branch", False),
+        gradient_as_bucket_view=spec.get("gradient_as_bucket_view", False),
+    )
+    opt = _make_optimizer(ddp.parameters(), spec)
+    b = spec["batch_per_rank"]
+    ddp_grads = []
+    for step in range(spec["steps"]):
+        xb = mg.tensor(x[step, rank * b : (rank + 1) * b])
+        yb = mg.tensor(y[step, rank * b : (rank + 1) * b])
+        opt.zero_grad()
+        F.cross_entropy(ddp(xb), yb).backward()
+        ddp_grads.append(_grads(model))
+        opt.step()
+    result = {"grads": ddp_grads, "params": _params(model), "buckets": ddp.reducer.bucket_order()}
+    if rank == 0:
+        result["local"] = local_training(spec, world, x, y)
+    return result
+
+
+def local_training(spec, world, x, y):
+    """The reference: rank 0's initial weights, full global batches, one process."""
+    model = build_model(spec, seed=spec["model_seed"])
+    opt = _make_optimizer(model.parameters(), spec)
+    grads = []
+    for step in range(spec["steps"]):
+        opt.zero_grad()
+        F.cross_entropy(model(mg.tensor(x[step])), mg.tensor(y[step])).backward()
+        grads.append(_grads(model))
+        opt.step()
+    return {"grads": grads, "params": _params(model)}
+
+
+def no_sync_accumulation(spec):
+    """k micro-batches under no_sync + 1 synced == the sum of all micro-batch gradients (averaged)."""
+    rank, world = ensure_init()
+    micro = spec["micro_batches"]
+    rng = np.random.default_rng(spec["data_seed"])
+    b = spec["batch_per_rank"]
+    x = rng.standard_normal((micro, world * b, spec["in_features"]))
+    y = rng.integers(0, spec["classes"], size=(micro, world * b))
+    model = build_model(spec, seed=spec["model_seed"])
+    ddp = dist.DistributedDataParallel(model, bucket_cap_mb=spec["bucket_cap_mb"])
+    comm_during_no_sync = []
+    with ddp.no_sync():
+        for m in range(micro - 1):
+            F.cross_entropy(ddp(mg.tensor(x[m, rank * b : (rank + 1) * b])),
+                            mg.tensor(y[m, rank * b : (rank + 1) * b])).backward()
+            comm_during_no_sync.append(ddp.reducer.num_iterations)
+    F.cross_entropy(ddp(mg.tensor(x[-1, rank * b : (rank + 1) * b])),
+                    mg.tensor(y[-1, rank * b : (rank + 1) * b])).backward()
+    result = {"grads": _grads(model), "reductions_during_no_sync": comm_during_no_sync,
+              "reductions": ddp.reducer.num_iterations}
+    if rank == 0:
+        ref = build_model(spec, seed=spec["model_seed"])
+        for m in range(micro):
+            F.cross_entropy(ref(mg.tensor(x[m])), mg.tensor(y[m])).backward()
+        result["local"] = _grads(ref)
+    return result
+
+
+def comm_hook_run(spec):
+    """Train with a comm hook; returns DDP grads, exact averaged grads and final losses."""
+    rank, world = ensure_init()
+    x, y = global_data(spec, world)
+    model = build_model(spec, seed=spec["model_seed"])
+    ddp = dist.DistributedDataParallel(model, bucket_cap_mb=spec["bucket_cap_mb"])
+    if spec["hook"] == "fp16":
+        ddp.register_comm_hook(None, hooks.fp16_compress_hook)
+    elif spec["hook"] == "powersgd":
+        state = hooks.PowerSGDState(None, matrix_approximation_rank=spec.get("rank", 1),
+                                    start_powerSGD_iter=spec.get("start", 2), use_error_feedback=True)
+        ddp.register_comm_hook(state, hooks.powerSGD_hook)
+    elif spec["hook"] == "allreduce":
+        ddp.register_comm_hook(None, hooks.allreduce_hook)
+    opt = mg.optim.SGD(ddp.parameters(), lr=spec.get("lr", 0.1))
+    b = spec["batch_per_rank"]
+    losses, first_grads = [], None
+    for step in range(spec["steps"]):
+        xb = mg.tensor(x[step % len(x), rank * b : (rank + 1) * b])
+        yb = mg.tensor(y[step % len(y), rank * b : (rank + 1) * b])
+        opt.zero_grad()
+        loss = F.cross_entropy(ddp(xb), yb)
+        loss.backward()
+        if first_grads is None:
+            first_grads = _grads(model)
+        losses.append(float(loss.item()))
+        opt.step()
+    result = {"first_grads": first_grads, "losses": losses, "params": _params(model)}
+    if rank == 0:
+        ref = build_model(spec, seed=spec["model_seed"])
+        F.cross_entropy(ref(mg.tensor(x[0])), mg.tensor(y[0])).backward()
+        result["exact_first_grads"] = _grads(ref)
+    return result
+
+
+def join_uneven(spec):
+    """Rank r has ``batches[r]`` batches; train inside join(); return final params and a local replay."""
+    rank, world = ensure_init()
+    counts = spec["batches"][:world]
+    b = spec["batch_per_rank"]
+    rng = np.random.default_rng(spec["data_seed"])
+    data = [(rng.standard_normal((counts[r], b, spec["in_features"])),
+             rng.integers(0, spec["classes"], size=(counts[r], b))) for r in range(world)]
+    model = build_model(spec, seed=spec["model_seed"])
+    ddp = dist.DistributedDataParallel(model, bucket_cap_mb=spec["bucket_cap_mb"])
+    opt = mg.optim.SGD(ddp.parameters(), lr=0.1)
+    with ddp.join(divide_by_initial_world_size=False):
+        for i in range(counts[rank]):
+            opt.zero_grad()
+            F.cross_entropy(ddp(mg.tensor(data[rank][0][i])), mg.tensor(data[rank][1][i])).backward()
+            opt.step()
+    result = {"params": _params(model)}
+    if rank == 0:
+        ref = build_model(spec, seed=spec["model_seed"])
+        ropt = mg.optim.SGD(ref.parameters(), lr=0.1)
+        for i in range(max(counts)):
+            active = [r for r in range(world) if i < counts[r]]
+            xs = np.concatenate([data[r][0][i] for r in active])
+            ys = np.concatenate([data[r][1][i] for r in active])
+            ropt.zero_grad()
+            F.cross_entropy(ref(mg.tensor(xs)), mg.tensor(ys)).backward()
+            ropt.step()
+        result["local"] = _params(ref)
+    return result
+
+
+class TwoPaths(nn.Module):
+    """Gradients arrive in an order unlike reverse registration order (for bucket rebuild)."""
+
+    def __init__(self):
+        super().__init__()
+        self.late = nn.Linear(4, 4)   # registered first, used last in forward
+        self.early = nn.Linear(4, 4)  # registered second, used first in forward
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.head(self.late(self.early(x).tanh()).tanh())
+
+
+def bucket_rebuild(spec):
+    """Buckets are rebuilt after iteration 1 in the observed order; results stay exact."""
+    rank, world = ensure_init()
+    mg.manual_seed(0)
+    model = TwoPaths().double()
+    ddp = dist.DistributedDataParallel(model, bucket_cap_mb=1e-5, first_bucket_cap_mb=1e-5)
+    before = ddp.reducer.bucket_order()
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, world * 4, 4))
+    y = rng.integers(0, 3, size=(3, world * 4))
+    grads = []
+    for step in range(3):
+        ddp.zero_grad()
+        F.cross_entropy(ddp(mg.tensor(x[step, rank * 4 : (rank + 1) * 4])),
+                        mg.tensor(y[step, rank * 4 : (rank + 1) * 4])).backward()
+        grads.append(_grads(model))
+    result = {"before": before, "after": ddp.reducer.bucket_order(), "grads": grads,
+              "names": [n for n, _ in model.named_parameters()]}
+    if rank == 0:
+        mg.manual_seed(0)
+        ref = TwoPaths().double()
+        local = []
+        for step in range(3):
+            ref.zero_grad()
+            F.cross_entropy(ref(mg.tensor(x[step])), mg.tensor(y[step])).backward()
+            local.append(_grads(ref))
+        result["local"] = local
+    return result
+
+
+class MaybeBranch(nn.Module):
+    """Uses ``extra`` only when told to: the unused-parameter cases."""
+
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Linear(3, 2)
+        self.extra = nn.Linear(3, 2)
+
+    def forward(self, x, use_extra):
+        out = self.main(x)
+        return out + self.extra(x) if use_extra else out
+
+
+def unused_parameters(spec):
+    """find_unused_parameters both ways; returns grads or the error message per rank."""
+    rank, world = ensure_init()
+    mg.manual_seed(0)
+    model = MaybeBranch().double()
+    ddp = dist.DistributedDataParallel(model, find_unused_parameters=spec["find_unused"])
+    use_extra = spec["use_extra"][rank % len(spec["use_extra"])]
+    x = mg.tensor(np.full((2, 3), float(rank + 1)))
+    try:
+        ddp(x, use_extra).sum().backward()
+    except RuntimeError as error:
+        dist.destroy_process_group()  # communicators may hold unfinished requests now
+        return {"error": str(error)}
+    return {"grads": _grads(model)}
+
+
+def mismatched_models(spec):
+    """Ranks build different models: DDP construction fails on every rank with a clear error."""
+    rank, world = ensure_init()
+    width = 4 + (rank == world - 1) * spec["extra_width"]
+    layers = [nn.Linear(3, width)] + ([nn.Linear(width, 2)] if rank != world - 1 or not spec["extra_layer"] else [])
+    model = nn.Sequential(*layers)
+    try:
+        dist.DistributedDataParallel(model)
+    except RuntimeError as error:
+        return str(error)
+    return None
