@@ -1,0 +1,195 @@
+"""Parameter initialization, with PyTorch's distributions and formulas (``torch.nn.init``).
+
+Every function fills its tensor in place (without recording a graph) and
+returns it. Random values come from ``minigrad.backend.generator(device)``,
+so ``mg.manual_seed`` makes them reproducible; they follow PyTorch's
+distributions but not its random streams (the same seed gives different
+numbers than in PyTorch).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from minigrad import backend
+from minigrad.tensor import Tensor
+
+__all__ = [
+    "calculate_gain", "calculate_fan_in_and_fan_out", "uniform_", "normal_", "constant_", "zeros_",
+    "ones_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+]
+
+_LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+               "conv_transpose3d", "sigmoid")
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The recommended gain for ``nonlinearity`` (PyTorch's table).
+
+    linear/conv/sigmoid: 1, tanh: 5/3, relu: sqrt(2), leaky_relu:
+    sqrt(2 / (1 + negative_slope**2)) with ``param`` the slope (default 0.01),
+    selu: 3/4.
+
+    Raises:
+        ValueError: unknown nonlinearity, or a slope that is not a number.
+    """
+    if nonlinearity in _LINEAR_FNS:
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"calculate_gain: negative_slope {param!r} is not a valid number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+
+
+def calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight of shape (out, in, *kernel): in*k and out*k, k = prod(kernel).
+
+    Raises:
+        ValueError: the tensor has fewer than 2 dimensions.
+    """
+    if tensor.ndim < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions "
+            f"(got shape {tuple(tensor.shape)})"
+        )
+    receptive_field = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def _correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode {mode!r} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _sample_dtype(tensor: Tensor):
+    """The dtype to draw samples in: the tensor's when the generators support it."""
+    dtype = tensor.dtype
+    if dtype.kind != "f":
+        raise TypeError(f"init: expected a floating point tensor, got dtype {dtype}")
+    return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """Fill ``tensor`` with samples from U(a, b), in place; returns it.
+
+    Raises:
+        ValueError: ``a > b``.
+        TypeError: the tensor is not floating point.
+    """
+    if a > b:
+        raise ValueError(f"uniform_: expects a <= b, got a={a} and b={b}")
+    device = tensor.device
+    with backend.device_context(device):
+        samples = backend.generator(device).random(tensor.shape, dtype=_sample_dtype(tensor))
+        samples *= b - a
+        samples += a
+        tensor.data[...] = samples
+    return tensor
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill ``tensor`` with samples from N(mean, std**2), in place; returns it.
+
+    Raises:
+        ValueError: ``std`` is negative.
+        TypeError: the tensor is not floating point.
+    """
+    if std < 0:
+        raise ValueError(f"normal_: expects std >= 0.0, got std={std}")
+    device = tensor.device
+    with backend.device_context(device):
+        samples = backend.generator(device).standard_normal(tensor.shape, dtype=_sample_dtype(tensor))
+        samples *= std
+        samples += mean
+        tensor.data[...] = samples
+    return tensor
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill ``tensor`` with ``val`` in place; returns it."""
+    tensor.data[...] = val
+    return tensor
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with zeros in place; returns it."""
+    return constant_(tensor, 0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` with ones in place; returns it."""
+    return constant_(tensor, 1)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """Glorot uniform: U(-bound, bound) with bound = gain * sqrt(6 / (fan_in + fan_out)).
+
+    Raises:
+        ValueError: the tensor has fewer than 2 dimensions.
+    """
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """Glorot normal: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    Raises:
+        ValueError: the tensor has fewer than 2 dimensions.
+    """
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+    """He uniform: U(-bound, bound) with bound = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a).
+
+    ``mode`` picks ``fan_in`` (preserves the forward variance) or ``fan_out``
+    (the backward one). A tensor with no elements is left alone, with a warning.
+
+    Raises:
+        ValueError: fewer than 2 dimensions, unknown mode or nonlinearity.
+    """
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+    """He normal: N(0, std**2) with std = gain / sqrt(fan), gain = calculate_gain(nonlinearity, a).
+
+    A tensor with no elements is left alone, with a warning.
+
+    Raises:
+        ValueError: fewer than 2 dimensions, unknown mode or nonlinearity.
+    """
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0.0, std)
