@@ -274,11 +274,16 @@ class AccumulateGrad(Node):
                     grad = new
         if grad_map is not None:
             old = grad_map.get(var)
-            grad_map[var] = grad if old is None else _add_grads(old, grad, create_graph)
+            if old is None:
+                grad_map[var] = grad if create_graph else Tensor._make(grad.data.copy(), False, None, 0)
+            else:
+                grad_map[var] = _add_grads(old, grad, create_graph)
             return
         old = var.grad
         if old is None:
-            var.grad = grad if create_graph else Tensor._make(grad.data, False, None, 0)
+            # Own the memory: the incoming array may be shared with other gradients
+            # (a + b hands both the same array) or be a read-only broadcast view.
+            var.grad = grad if create_graph else Tensor._make(grad.data.copy(), False, None, 0)
         else:
             var.grad = _add_grads(old, grad, create_graph)
         if var._post_accumulate_hooks:

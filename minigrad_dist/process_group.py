@@ -17,6 +17,7 @@ module-level API in ``collectives.py`` translates PyTorch's global ranks.
 from __future__ import annotations
 
 import enum
+import os
 import time
 
 import numpy as np
@@ -24,6 +25,11 @@ import numpy as np
 from minigrad import backend
 from minigrad_dist.futures import Future
 from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
+
+
+# MINIGRAD_DIST_WAIT=spin makes untimed waits block inside MPI (faster when every
+# rank has a core of its own and nothing else to run).
+SPIN_WAIT = os.environ.get("MINIGRAD_DIST_WAIT", "yield").lower() == "spin"
 
 
 class ReduceOp(enum.Enum):
@@ -76,6 +82,10 @@ class Work:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the collective is done; returns True.
 
+        Waits politely: it tests the request and yields the CPU between tests
+        instead of spinning inside MPI, because on a machine where ranks share
+        cores a spinning rank slows down the rank it is waiting for.
+
         Args:
             timeout: seconds to wait at most (None: forever).
 
@@ -84,20 +94,25 @@ class Work:
         """
         if self._done:
             return True
-        if timeout is None:
-            self._request.Wait()
-            self._complete()
-            return True
-        deadline = time.monotonic() + timeout
-        pause = 1e-5
-        while not self._request.Test():
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"{self.op_name} did not complete within {timeout:.1f} s: some rank of the group "
-                    "has not called the matching collective (a diverged or dead rank?)"
-                )
-            time.sleep(pause)
-            pause = min(pause * 2, 1e-3)
+        request = self._request
+        if SPIN_WAIT:
+            if timeout is None:
+                request.Wait()
+                self._complete()
+                return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        polls = 0
+        while not request.Test():
+            polls += 1
+            if polls < 64:
+                os.sched_yield()
+            else:
+                time.sleep(5e-5)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"{self.op_name} did not complete within {timeout:.1f} s: some rank of the group "
+                        "has not called the matching collective (a diverged or dead rank?)"
+                    )
         self._complete()
         return True
 
