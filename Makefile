@@ -16,8 +16,9 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[test,mpi,examples,bench]"
 	touch $@
 
+# The main job: 2-rank DDP training on scikit-learn's bundled digits data.
 demo: $(VENV)/.installed
-	$(PY) examples/train_digits.py
+	$(VENV)/bin/mpiexec -n 2 $(PY) examples/train_ddp.py
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
@@ -25,8 +26,10 @@ lint: $(VENV)/.installed
 test: $(VENV)/.installed lint
 	$(PY) -m pytest -q
 
+# Benchmarks compare with PyTorch; OPENBLAS_CORETYPE slows a current NumPy (see env notes).
 bench: $(VENV)/.installed
-	$(PY) benchmarks/bench_engine.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_engine.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_ddp.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache

@@ -286,3 +286,84 @@ def mismatched_models(spec):
     except RuntimeError as error:
         return str(error)
     return None
+
+
+class WithBuffer(nn.Module):
+    """A linear layer plus a running statistic kept in a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.register_buffer("running", mg.zeros(2, dtype=mg.float64))
+
+    def forward(self, x):
+        self.seen.append(self.running.data.copy())
+        out = self.fc(x)
+        with mg.no_grad():
+            self.running.copy_(self.running.data * 0.5 + out.detach().data.mean(axis=0))
+        return out
+
+
+def buffers_broadcast(spec):
+    """With broadcast_buffers, rank 0's buffers overwrite every rank's before each forward."""
+    rank, world = ensure_init()
+    mg.manual_seed(0)
+    model = WithBuffer().double()
+    model.seen = []
+    ddp = dist.DistributedDataParallel(model, broadcast_buffers=spec["broadcast"])
+    for step in range(2):
+        with mg.no_grad():
+            model.running.fill_(float(rank + 10 * step))
+        x = mg.tensor(np.full((2, 3), float(rank + 1)))
+        ddp(x).sum().backward()
+    return model.seen
+
+
+def bucket_view_grads(spec):
+    """gradient_as_bucket_view: every .grad is a view into its bucket's buffer."""
+    rank, world = ensure_init()
+    mg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+    ddp = dist.DistributedDataParallel(model, gradient_as_bucket_view=True, bucket_cap_mb=1e-5,
+                                       first_bucket_cap_mb=1e-5)
+    for _ in range(2):
+        ddp.zero_grad()
+        ddp(mg.tensor(np.ones((2, 3)) * (rank + 1))).sum().backward()
+    views = []
+    for bucket in ddp.reducer.buckets:
+        for slot, param in enumerate(bucket.params):
+            views.append(bool(np.shares_memory(param.grad.data, bucket.buffer)))
+    return views
+
+
+def warn_when_nothing_unused(spec):
+    """find_unused_parameters with every parameter used: one warning, not one per iteration."""
+    import warnings
+
+    ensure_init()
+    model = nn.Linear(3, 2).double()
+    ddp = dist.DistributedDataParallel(model, find_unused_parameters=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            ddp(mg.tensor(np.ones((2, 3)))).sum().backward()
+    return [str(w.message) for w in caught if "find_unused_parameters" in str(w.message)]
+
+
+def previous_backward_unfinished(spec):
+    """A forward after a backward that could not reduce raises a clear error on every rank."""
+    ensure_init()
+    mg.manual_seed(0)
+    model = MaybeBranch().double()
+    ddp = dist.DistributedDataParallel(model)
+    messages = []
+    try:
+        ddp(mg.tensor(np.ones((2, 3))), False).sum().backward()
+    except RuntimeError as error:
+        messages.append(str(error))
+    try:
+        ddp(mg.tensor(np.ones((2, 3))), True)
+    except RuntimeError as error:
+        messages.append(str(error))
+    dist.destroy_process_group()
+    return messages

@@ -178,3 +178,30 @@ def test_model_differing_across_ranks_is_a_clear_error(extra_width, extra_layer)
     for message in messages:
         assert message is not None and "ranks hold different models" in message
         assert "rank 1" in message
+
+
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_broadcast_buffers(broadcast):
+    results = get_pool(2).run(programs.buffers_broadcast, {"broadcast": broadcast})
+    if broadcast:
+        for step in range(2):
+            assert results[0][step].tobytes() == results[1][step].tobytes(), "buffers must follow rank 0"
+    else:
+        assert results[0][0].tobytes() != results[1][0].tobytes()
+
+
+def test_gradient_as_bucket_view_grads_are_views():
+    for views in get_pool(2).run(programs.bucket_view_grads, {}):
+        assert views and all(views)
+
+
+def test_find_unused_warns_once_when_nothing_is_unused():
+    for messages in get_pool(2).run(programs.warn_when_nothing_unused, {}):
+        assert len(messages) == 1
+
+
+def test_unfinished_reduction_keeps_failing_clearly():
+    for messages in get_pool(2).run(programs.previous_backward_unfinished, {}):
+        assert len(messages) == 2
+        assert "extra.weight" in messages[0]
+        assert "cannot continue" in messages[1]

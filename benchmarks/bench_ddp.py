@@ -1,0 +1,306 @@
+"""minigrad DDP (MPI) vs PyTorch DDP (gloo) on 2 ranks, in one command.
+
+    python benchmarks/bench_ddp.py [--quick] [--ranks 2]
+
+The driver launches ``mpiexec -n 2`` twice per side, alternating minigrad and
+PyTorch (the machine's speed drifts), and merges the medians:
+
+* step time (forward, backward, SGD) of DDP and of the same model trained
+  locally by one process, for the MLPs of the engine benchmark:
+  64-256-256-10 at batch 64 per rank and 1024-4096-4096-1024 at batch 256;
+  the DDP/local ratio says what data parallelism costs;
+* a bucket-size sweep on the large MLP (the VLDB paper's experiment) and
+  overlap on vs off (off: backward under ``no_sync``, then one allreduce of
+  all gradients);
+* the Reducer's achieved allreduce throughput (its buckets launched
+  asynchronously in order and waited for) vs a raw mpi4py ``Allreduce`` of
+  the same number of bytes.
+
+Writes ``benchmarks/results/ddp.json`` and ``ddp_bucket_sweep.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SMALL = ((64, 256, 256, 10), 64)
+LARGE = ((1024, 4096, 4096, 1024), 256)
+
+
+def median_time(fn, repeat, warmup=1):
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def batch(sizes, n, seed):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, sizes[0])).astype(np.float32), rng.integers(0, sizes[-1], size=n)
+
+
+# -- minigrad side (runs under mpiexec) -----------------------------------------------
+
+
+def minigrad_role(quick):
+    import minigrad as mg
+    import minigrad_dist as dist
+    from minigrad import nn
+    from minigrad.nn import functional as F
+
+    dist.init_process_group()
+    rank = dist.get_rank()
+    comm = dist.get_default_group().comm
+
+    def mlp(sizes):
+        mg.manual_seed(0)
+        layers = []
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            layers.append(nn.Linear(a, b))
+            if i < len(sizes) - 2:
+                layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+
+    def stepper(model, x, y, opt, overlap=True, ddp=None):
+        xs, ys = mg.tensor(x), mg.tensor(y)
+
+        def step():
+            opt.zero_grad()
+            if overlap or ddp is None:
+                F.cross_entropy(model(xs), ys).backward()
+            else:
+                with ddp.no_sync():
+                    F.cross_entropy(model(xs), ys).backward()
+                grads = [p.grad.data for p in ddp.module.parameters()]
+                flat = np.concatenate([g.reshape(-1) for g in grads]) / dist.get_world_size()
+                dist.all_reduce(flat)
+                start = 0
+                for p, g in zip(ddp.module.parameters(), grads):
+                    p.grad = mg.Tensor(flat[start : start + g.size].reshape(g.shape))
+                    start += g.size
+            opt.step()
+
+        return step
+
+    results = {}
+    for name, (sizes, n) in {"small": SMALL, "large": LARGE}.items():
+        x, y = batch(sizes, n, seed=rank)
+        repeat = (5 if quick else 20) if name == "small" else (2 if quick else 4)
+        local = mlp(sizes)
+        t_local = median_time(stepper(local, x, y, mg.optim.SGD(local.parameters(), lr=0.01)), repeat)
+        model = mlp(sizes)
+        ddp = dist.DistributedDataParallel(model)
+        t_ddp = median_time(stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01)), repeat)
+        results[name] = {"local_ms": t_local * 1e3, "ddp_ms": t_ddp * 1e3}
+        if name == "large":
+            t_no_overlap = median_time(
+                stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01), overlap=False, ddp=ddp), repeat
+            )
+            results[name]["no_overlap_ms"] = t_no_overlap * 1e3
+            results["throughput"] = reducer_throughput(ddp, comm, repeat=3 if quick else 8)
+            sweep = {}
+            for cap in ([1, 25, 100] if quick else [1, 5, 10, 25, 50, 100]):
+                m = mlp(sizes)
+                d = dist.DistributedDataParallel(m, bucket_cap_mb=cap)
+                t = median_time(stepper(d, x, y, mg.optim.SGD(d.parameters(), lr=0.01)), repeat)
+                sweep[str(cap)] = {"ddp_ms": t * 1e3, "buckets": len(d.reducer.buckets)}
+            results["bucket_sweep"] = sweep
+    return results if rank == 0 else None
+
+
+def reducer_throughput(ddp, comm, repeat):
+    """The Reducer's buckets reduced asynchronously in order vs one raw Allreduce of equal bytes."""
+    from mpi4py import MPI
+
+    reducer = ddp.reducer
+    total = sum(b.nbytes for b in reducer.buckets)
+
+    def reduce_buckets():
+        reducer._next_bucket = 0
+        for bucket in reducer.buckets:
+            bucket.pending = 0
+        reducer._launch_ready_buckets()
+        for bucket in reducer.buckets:
+            bucket.future.wait()
+
+    flat = np.ones(total // 4, dtype=np.float32)
+
+    def raw():
+        comm.Allreduce(MPI.IN_PLACE, flat, MPI.SUM)
+
+    comm.Barrier()
+    t_reducer = median_time(reduce_buckets, repeat)
+    comm.Barrier()
+    t_raw = median_time(raw, repeat)
+    return {
+        "bytes": total,
+        "reducer_GBps": total / t_reducer / 1e9,
+        "raw_mpi4py_GBps": total / t_raw / 1e9,
+        "ratio": t_raw / t_reducer,
+    }
+
+
+# -- PyTorch side (runs under mpiexec, gloo over loopback) ------------------------------------
+
+
+def torch_role(quick):
+    import torch
+    import torch.distributed as tdist
+    import torch.nn.functional as F
+
+    rank, world = int(os.environ["PMI_RANK"]), int(os.environ["PMI_SIZE"])
+    torch.set_num_threads(1)
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['BENCH_PORT']}",
+                             rank=rank, world_size=world)
+
+    def mlp(sizes):
+        torch.manual_seed(0)
+        layers = []
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            layers.append(torch.nn.Linear(a, b))
+            if i < len(sizes) - 2:
+                layers.append(torch.nn.ReLU())
+        return torch.nn.Sequential(*layers)
+
+    def stepper(model, x, y):
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        xs, ys = torch.from_numpy(x), torch.from_numpy(y)
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(xs), ys).backward()
+            opt.step()
+
+        return step
+
+    results = {}
+    for name, (sizes, n) in {"small": SMALL, "large": LARGE}.items():
+        x, y = batch(sizes, n, seed=rank)
+        repeat = (5 if quick else 20) if name == "small" else (2 if quick else 4)
+        t_local = median_time(stepper(mlp(sizes), x, y), repeat)
+        ddp = torch.nn.parallel.DistributedDataParallel(mlp(sizes))
+        t_ddp = median_time(stepper(ddp, x, y), repeat)
+        results[name] = {"local_ms": t_local * 1e3, "ddp_ms": t_ddp * 1e3}
+    tdist.destroy_process_group()
+    return results if rank == 0 else None
+
+
+# -- driver ---------------------------------------------------------------------------------------
+
+
+def launch(role, ranks, quick, port):
+    out = Path(tempfile.mkstemp(suffix=".json")[1])
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", BENCH_PORT=str(port),
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    cmd = [str(mpiexec if mpiexec.exists() else "mpiexec"), "-n", str(ranks), sys.executable, __file__,
+           "--role", role, "--part", str(out)] + (["--quick"] if quick else [])
+    subprocess.run(cmd, check=True, env=env, timeout=1800)
+    data = json.loads(out.read_text())
+    out.unlink()
+    return data
+
+
+def merge(runs):
+    """Median over runs of every numeric leaf."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {k: merge([r[k] for r in runs]) for k in first}
+    if isinstance(first, (int, float)):
+        return statistics.median(runs)
+    return first
+
+
+def plot_sweep(report, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sweep = report["minigrad"]["bucket_sweep"]
+    caps = [float(c) for c in sweep]
+    times = [v["ddp_ms"] for v in sweep.values()]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(caps, times, "o-", label="minigrad DDP step")
+    ax.axhline(report["minigrad"]["large"]["local_ms"], ls="--", c="gray", label="local step (1 process)")
+    ax.axhline(report["torch"]["large"]["ddp_ms"], ls=":", c="tab:red", label="PyTorch DDP (gloo), 25 MB")
+    ax.set_xscale("log")
+    ax.set_xlabel("bucket_cap_mb")
+    ax.set_ylabel("step time (ms)")
+    ax.set_title("MLP 1024-4096-4096-1024, batch 256/rank, 2 ranks")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--role", choices=["minigrad", "torch"])
+    parser.add_argument("--part")
+    parser.add_argument("--out", default=str(HERE / "results" / "ddp.json"))
+    args = parser.parse_args(argv)
+
+    if args.role:
+        result = (minigrad_role if args.role == "minigrad" else torch_role)(args.quick)
+        if result is not None:
+            Path(args.part).write_text(json.dumps(result))
+        return None
+
+    runs = {"minigrad": [], "torch": []}
+    for attempt in range(1 if args.quick else 2):
+        runs["minigrad"].append(launch("minigrad", args.ranks, args.quick, 29500 + attempt))
+        runs["torch"].append(launch("torch", args.ranks, args.quick, 29600 + attempt))
+    report = {"benchmark": "ddp", "ranks": args.ranks, "threads_per_rank": 1,
+              "minigrad": merge(runs["minigrad"]), "torch": merge(runs["torch"])}
+    mgr, tr = report["minigrad"], report["torch"]
+    summary = {}
+    for name in ("small", "large"):
+        summary[name] = {
+            "minigrad_ddp_ms": round(mgr[name]["ddp_ms"], 3),
+            "torch_ddp_ms": round(tr[name]["ddp_ms"], 3),
+            "ddp_ratio_minigrad_over_torch": round(mgr[name]["ddp_ms"] / tr[name]["ddp_ms"], 3),
+            "minigrad_ddp_over_local": round(mgr[name]["ddp_ms"] / mgr[name]["local_ms"], 3),
+            "torch_ddp_over_local": round(tr[name]["ddp_ms"] / tr[name]["local_ms"], 3),
+        }
+    summary["large"]["no_overlap_ms"] = round(mgr["large"]["no_overlap_ms"], 3)
+    summary["reducer_throughput_vs_raw"] = round(mgr["throughput"]["ratio"], 3)
+    report["summary"] = summary
+    for name in ("small", "large"):
+        s = summary[name]
+        print(f"{name:5s} MLP: minigrad DDP {s['minigrad_ddp_ms']:9.2f} ms  torch DDP {s['torch_ddp_ms']:9.2f} ms  "
+              f"ratio {s['ddp_ratio_minigrad_over_torch']:.2f}  |  DDP/local minigrad "
+              f"{s['minigrad_ddp_over_local']:.2f}, torch {s['torch_ddp_over_local']:.2f}")
+    print(f"large MLP overlap off (allreduce after backward): {summary['large']['no_overlap_ms']:.1f} ms")
+    th = mgr["throughput"]
+    print(f"reducer allreduce {th['reducer_GBps']:.2f} GB/s vs raw mpi4py {th['raw_mpi4py_GBps']:.2f} GB/s "
+          f"({th['ratio']:.0%}) on {th['bytes'] / 2**20:.0f} MiB")
+    print("bucket sweep (large MLP): " + ", ".join(f"{c} MB: {v['ddp_ms']:.0f} ms ({v['buckets']} buckets)"
+                                                  for c, v in mgr["bucket_sweep"].items()))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    plot_sweep(report, out.with_name("ddp_bucket_sweep.png"))
+    print(f"wrote {out} and {out.with_name('ddp_bucket_sweep.png')}")
+    return report
+
+
+if __name__ == "__main__":
+    main()
