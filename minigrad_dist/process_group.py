@@ -26,7 +26,6 @@ from minigrad import backend
 from minigrad_dist.futures import Future
 from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
 
-
 # MINIGRAD_DIST_WAIT=spin makes untimed waits block inside MPI (faster when every
 # rank has a core of its own and nothing else to run).
 SPIN_WAIT = os.environ.get("MINIGRAD_DIST_WAIT", "yield").lower() == "spin"

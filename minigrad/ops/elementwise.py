@@ -231,11 +231,18 @@ class Clamp(FunctionNode):
 def clamp(a, min=None, max=None):  # noqa: A002  (PyTorch's names)
     """Clip ``a`` into [min, max] (either bound may be None).
 
+    The gradient passes where ``min <= a <= max``, as in PyTorch. Bounds are
+    Python numbers: PyTorch's tensor bounds are not supported.
+
     Raises:
         ValueError: both bounds are None.
+        TypeError: a bound is not a number.
     """
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, (int, float, np.number)):
+            raise TypeError(f"clamp: {name} must be a number or None, got {type(bound).__name__}")
     return Clamp(min, max)(a)
 
 

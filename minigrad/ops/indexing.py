@@ -10,18 +10,24 @@ from minigrad.function import FunctionNode
 from minigrad.tensor import Tensor
 
 
-def unwrap_index(index):
-    """Replace Tensors and lists inside an index by arrays NumPy/CuPy understand."""
+def unwrap_index(index, device=None):
+    """Replace Tensors and lists inside an index by arrays NumPy/CuPy understand.
+
+    With ``device``, index arrays are moved there (a CPU index tensor may
+    index a CUDA tensor, as in PyTorch); without it lists become CPU arrays.
+    """
     if isinstance(index, tuple):
-        return tuple(_unwrap_one(i) for i in index)
-    return _unwrap_one(index)
+        return tuple(_unwrap_one(i, device) for i in index)
+    return _unwrap_one(index, device)
 
 
-def _unwrap_one(i):
+def _unwrap_one(i, device):
     if isinstance(i, Tensor):
-        return i.data
-    if isinstance(i, list):
-        return backend.as_array(i)
+        i = i.data
+    elif isinstance(i, list):
+        i = backend.as_array(i)
+    if device is not None and backend.is_array(i):
+        i = backend.to_device(i, device)
     return i
 
 
@@ -69,7 +75,7 @@ def index(a, idx):
     Raises:
         IndexError: the index is out of range (names the shape).
     """
-    idx = unwrap_index(idx)
+    idx = unwrap_index(idx, a.device)
     xp = backend.get_array_module(a.data)
     if backend.is_array(idx) and idx.dtype == xp.bool_ and idx.shape != a.shape[: idx.ndim]:
         raise IndexError(f"boolean mask of shape {idx.shape} does not match the tensor's shape {a.shape}")

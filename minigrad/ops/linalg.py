@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from minigrad.function import FunctionNode
-from minigrad.ops._util import unbroadcast
+from minigrad.ops._util import shape_of, unbroadcast
 
 
 class MatMul(FunctionNode):
-    """a @ b: 1-D operands are promoted to matrices, leading dimensions broadcast"""
+    """a @ b: 1-D operands are promoted to matrices, leading dimensions broadcast.
+
+    Raises:
+        ValueError: an operand is 0-d, the inner dimensions differ, or the
+            batch dimensions do not broadcast (the message names both shapes).
+    """
 
     def forward(self, a, b):
-        if a.ndim == 0 or b.ndim == 0:
-            raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes {a.shape} and {b.shape}")
-        k_a = a.shape[-1]
-        k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
-        if k_a != k_b:
-            raise ValueError(
-                f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied "
-                f"({k_a} columns vs {k_b} rows)"
-            )
+        _check_shapes(shape_of(a), shape_of(b))
         self.retain_inputs((0, 1))
         return a @ b
 
@@ -39,3 +36,22 @@ class MatMul(FunctionNode):
         if need_b:
             grad_b = unbroadcast(a2.mT @ g, b2.shape).reshape(b.shape)
         return grad_a, grad_b
+
+
+def _check_shapes(shape_a, shape_b) -> None:
+    """Raise ValueError naming both shapes unless ``a @ b`` is defined for them."""
+    if not shape_a or not shape_b:
+        raise ValueError(f"both operands need at least 1 dimension, got shapes {shape_a} and {shape_b}")
+    k_a = shape_a[-1]
+    k_b = shape_b[-2] if len(shape_b) > 1 else shape_b[0]
+    if k_a != k_b:
+        raise ValueError(
+            f"shapes {shape_a} and {shape_b} cannot be multiplied ({k_a} columns vs {k_b} rows)"
+        )
+    batch_a, batch_b = shape_a[:-2], shape_b[:-2]
+    for m, n in zip(reversed(batch_a), reversed(batch_b)):
+        if m != n and m != 1 and n != 1:
+            raise ValueError(
+                f"shapes {shape_a} and {shape_b} cannot be multiplied: batch dimensions "
+                f"{batch_a} and {batch_b} are not broadcastable"
+            )

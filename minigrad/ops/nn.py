@@ -1,3 +1,518 @@
-"""Neural-network ops (placeholder filled in below)."""
+"""Neural-network ops: linear, activations, softmax, losses, normalization, embedding,
+dropout and 2-D convolution (with its im2col pair, unfold and fold).
 
-OPS = {}
+Each op's forward works on arrays and its backward, on Tensors, sits right
+below it. Arguments are validated by the public functions in
+``minigrad.nn.functional``; the ops assume valid input.
+
+Some backwards need intermediate values of the forward (layer norm's
+normalized input, convolution's im2col matrix, the difference in the MSE
+loss). The forward keeps them as arrays, and a first-order backward uses them
+as constants. When the backward is itself being recorded (``create_graph``)
+those values must be differentiable functions of the inputs, so they are
+recomputed from the saved inputs with Tensor ops instead (``_recording``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import backend
+from minigrad.function import FunctionNode
+from minigrad.grad_mode import _state as _grad_state
+from minigrad.ops._util import shape_of, unbroadcast
+from minigrad.ops.indexing import IndexScatter
+from minigrad.tensor import Tensor
+
+
+def _recording() -> bool:
+    """True while a backward is recorded for higher-order gradients (``create_graph=True``)."""
+    return _grad_state.enabled
+
+
+def _constant(array) -> Tensor:
+    """``array`` as a Tensor outside any graph."""
+    return Tensor._make(array, False, None, 0)
+
+
+# -- linear ---------------------------------------------------------------------
+
+
+class Linear(FunctionNode):
+    """x @ weight.T + bias, x of shape (..., in), weight (out, in), bias (out,) or None"""
+
+    def forward(self, x, weight, bias):
+        self.retain_inputs((0, 1))
+        out = x @ weight.T
+        if bias is not None:
+            out += bias  # the product is a fresh array
+        return out
+
+    def backward(self, g):
+        x, weight = self.saved_inputs
+        need_x, need_w, need_b = self.needs_input_grad
+        grad_x = g @ weight if need_x else None
+        grad_w = grad_b = None
+        if need_w or need_b:
+            g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+            if need_w:
+                x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+                grad_w = g2.mT @ x2
+            if need_b:
+                grad_b = g2.sum(0)
+        return grad_x, grad_w, grad_b
+
+
+# -- activations ------------------------------------------------------------------
+
+_SQRT_HALF = 0.7071067811865476  # 1 / sqrt(2)
+_INV_SQRT_2PI = 0.3989422804014327  # 1 / sqrt(2 pi)
+_TANH_SCALE = 0.7978845608028654  # sqrt(2 / pi)
+_TANH_CUBIC = 0.044715
+
+
+class GELU(FunctionNode):
+    """x * Phi(x) (Phi: the standard normal CDF), or its tanh approximation"""
+
+    def __init__(self, approximate="none"):
+        self.approximate = approximate
+
+    def forward(self, x):
+        self.retain_inputs((0,))
+        if self.approximate == "tanh":
+            # Kept for the backward: tanh(sqrt(2/pi) * (x + 0.044715 x^3)).
+            self.cached = self.xp.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x * x * x))
+            return 0.5 * x * (1.0 + self.cached)
+        self.cached = 0.5 * (1.0 + backend.erf(x * _SQRT_HALF))  # Phi(x)
+        return x * self.cached
+
+    def backward(self, g):
+        (x,) = self.saved_inputs
+        return g * GELUGrad(self.approximate, self.cached)(x)
+
+
+class GELUGrad(FunctionNode):
+    """d gelu(x) / dx, an op of its own so that gelu has higher-order gradients
+
+    ``cached`` is what GELU's forward kept (Phi(x), or the tanh term), so the
+    first-order backward does not evaluate erf or tanh again.
+    """
+
+    def __init__(self, approximate="none", cached=None):
+        self.approximate = approximate
+        self.cached = cached
+
+    def forward(self, x):
+        self.retain_inputs((0,))
+        xp = self.xp
+        if self.approximate == "tanh":
+            t = self.cached
+            if t is None:
+                t = xp.tanh(_TANH_SCALE * (x + _TANH_CUBIC * x * x * x))
+            du = _TANH_SCALE * (1.0 + 3.0 * _TANH_CUBIC * x * x)
+            return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du
+        cdf = self.cached if self.cached is not None else 0.5 * (1.0 + backend.erf(x * _SQRT_HALF))
+        return cdf + x * (_INV_SQRT_2PI * xp.exp(-0.5 * x * x))
+
+    def backward(self, gg):
+        (x,) = self.saved_inputs
+        if self.approximate == "tanh":
+            t = (_TANH_SCALE * (x + _TANH_CUBIC * x * x * x)).tanh()
+            s = 1.0 - t * t
+            du = _TANH_SCALE * (1.0 + 3.0 * _TANH_CUBIC * x * x)
+            d2u = (_TANH_SCALE * 6.0 * _TANH_CUBIC) * x
+            return gg * (s * du + 0.5 * x * s * (d2u - 2.0 * t * du * du))
+        pdf = _INV_SQRT_2PI * (-0.5 * x * x).exp()
+        return gg * (pdf * (2.0 - x * x))
+
+
+# -- softmax ------------------------------------------------------------------------
+
+
+class Softmax(FunctionNode):
+    """exp(x) / sum(exp(x)) along ``axis``, computed as exp(x - max) to avoid overflow"""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x):
+        self.retain_outputs((0,))
+        xp = self.xp
+        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
+        e /= e.sum(axis=self.axis, keepdims=True)
+        return e
+
+    def backward(self, g):
+        (y,) = self.saved_outputs
+        gy = g * y
+        return gy - y * gy.sum(self.axis, keepdim=True)
+
+
+class LogSoftmax(FunctionNode):
+    """x - log(sum(exp(x))) along ``axis``, computed with the max subtracted first"""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, x):
+        self.retain_outputs((0,))
+        xp = self.xp
+        z = x - x.max(axis=self.axis, keepdims=True)
+        z -= xp.log(xp.exp(z).sum(axis=self.axis, keepdims=True))
+        return z
+
+    def backward(self, g):
+        (y,) = self.saved_outputs
+        return g - y.exp() * g.sum(self.axis, keepdim=True)
+
+
+# -- losses -------------------------------------------------------------------------
+
+
+class NLLLoss(FunctionNode):
+    """-x[n, target[n], ...] weighted by class, reduced; x of shape (N, C, d1, ...)
+
+    ``target`` (N, d1, ...) integer array and ``weight`` (C,) array or None are
+    constants of the op; targets equal to ``ignore_index`` contribute nothing.
+
+    Raises:
+        IndexError: a target is outside [0, C) and is not ``ignore_index``.
+    """
+
+    def __init__(self, target, weight=None, ignore_index=-100, reduction="mean"):
+        self.target = target
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+
+    def forward(self, x):
+        xp = self.xp
+        classes = x.shape[1]
+        target = self.target
+        valid = target != self.ignore_index
+        _check_class_range(target, valid, classes, self.ignore_index)
+        safe = xp.where(valid, target, 0)
+        if self.weight is None:
+            coef = valid.astype(x.dtype)
+        else:
+            coef = xp.where(valid, self.weight.astype(x.dtype, copy=False)[safe], 0).astype(x.dtype)
+        picked = xp.take_along_axis(x, safe[:, None], axis=1)[:, 0]
+        # Zeroed, not just weighted by 0: an ignored entry gives 0 even where x is -inf.
+        losses = -xp.where(valid, picked, 0).astype(x.dtype, copy=False) * coef
+        self.safe, self.num_classes = safe, classes
+        if self.reduction == "none":
+            self.scale = -coef
+            return losses
+        if self.reduction == "sum":
+            self.scale = -coef
+            return losses.sum()
+        total = coef.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, like PyTorch
+            out = losses.sum() / total
+        # All targets ignored: PyTorch's gradient is zero, not 0/0.
+        self.scale = -coef / xp.where(total == 0, 1, total).astype(x.dtype)
+        return out
+
+    def backward(self, g):
+        xp = self.xp
+        safe = self.safe
+        classes = xp.arange(self.num_classes).reshape((1, -1) + (1,) * (safe.ndim - 1))
+        dense = (classes == safe[:, None]) * self.scale[:, None]
+        if self.reduction == "none":
+            g = g.unsqueeze(1)
+        return g * dense
+
+
+def _check_class_range(target, valid, classes, ignore_index) -> None:
+    bad = valid & ((target < 0) | (target >= classes))
+    if bad.any():
+        value = int(target[bad].ravel()[0])
+        raise IndexError(
+            f"nll_loss: target {value} is out of bounds: expected a class index in [0, {classes - 1}] "
+            f"or ignore_index={ignore_index}"
+        )
+
+
+class MSELoss(FunctionNode):
+    """(input - target)**2, reduced by mean, sum or not at all ('none'); broadcasting"""
+
+    def __init__(self, reduction="mean"):
+        self.reduction = reduction
+
+    def forward(self, x, target):
+        self.retain_inputs((0, 1))
+        diff = x - target
+        self.diff = diff
+        square = diff * diff
+        if self.reduction == "none":
+            return square
+        if self.reduction == "sum":
+            return square.sum()
+        return square.mean()
+
+    def backward(self, g):
+        x, target = self.saved_inputs
+        need_x, need_t = self.needs_input_grad
+        diff = x - target if _recording() else _constant(self.diff)
+        scale = 2.0 / diff.data.size if self.reduction == "mean" else 2.0
+        grad = g * (diff * scale)
+        return (
+            unbroadcast(grad, shape_of(x)) if need_x else None,
+            unbroadcast(-grad, shape_of(target)) if need_t else None,
+        )
+
+
+# -- normalization ------------------------------------------------------------------
+
+
+class LayerNorm(FunctionNode):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last ``normalized_ndim`` dims
+
+    Mean and (biased) variance are taken over those dims; weight and bias
+    (either may be None) have their shape.
+    """
+
+    def __init__(self, normalized_ndim, eps=1e-5):
+        self.normalized_ndim = normalized_ndim
+        self.eps = eps
+
+    def forward(self, x, weight, bias):
+        self.retain_inputs((0, 1))
+        self.axes = tuple(range(x.ndim - self.normalized_ndim, x.ndim))
+        xp = self.xp
+        centered = x - x.mean(axis=self.axes, keepdims=True)
+        var = (centered * centered).mean(axis=self.axes, keepdims=True)
+        self.rstd = 1.0 / xp.sqrt(var + self.eps)
+        self.xhat = centered * self.rstd
+        out = self.xhat if weight is None else self.xhat * weight
+        if bias is not None:
+            out = out + bias
+        return out
+
+    def _statistics(self, x):
+        """(xhat, rstd): constants, or recomputed from ``x`` with Tensor ops when recording."""
+        if not _recording():
+            return _constant(self.xhat), _constant(self.rstd)
+        centered = x - x.mean(self.axes, keepdim=True)
+        rstd = 1.0 / ((centered * centered).mean(self.axes, keepdim=True) + self.eps).sqrt()
+        return centered * rstd, rstd
+
+    def backward(self, g):
+        x, weight = self.saved_inputs
+        need_x, need_w, need_b = self.needs_input_grad
+        xhat, rstd = self._statistics(x)
+        lead = tuple(range(x.ndim - self.normalized_ndim))
+        grad_x = grad_w = grad_b = None
+        if need_w:
+            grad_w = _sum_over(g * xhat, lead)
+        if need_b:
+            grad_b = _sum_over(g, lead)
+        if need_x:
+            gxhat = g if weight is None else g * weight
+            axes = self.axes
+            grad_x = rstd * (
+                gxhat - gxhat.mean(axes, keepdim=True) - xhat * (gxhat * xhat).mean(axes, keepdim=True)
+            )
+        return grad_x, grad_w, grad_b
+
+
+def _sum_over(t, axes):
+    return t.sum(axes) if axes else t
+
+
+# -- embedding and dropout ----------------------------------------------------------
+
+
+class Embedding(FunctionNode):
+    """rows of ``weight`` picked by the integer array ``indices``: shape indices.shape + (dim,)
+
+    The row ``padding_idx`` (if not None) gets no gradient.
+    """
+
+    def __init__(self, indices, padding_idx=None):
+        self.indices = indices
+        self.padding_idx = padding_idx
+
+    def forward(self, weight):
+        self.weight_shape = weight.shape
+        return self.xp.take(weight, self.indices, axis=0)
+
+    def backward(self, g):
+        if self.padding_idx is not None:
+            g = g * (self.indices != self.padding_idx)[..., None].astype(g.dtype)
+        return IndexScatter(self.indices, self.weight_shape)(g)
+
+
+class Dropout(FunctionNode):
+    """x with each element zeroed with probability p, the rest scaled by 1 / (1 - p)
+
+    The mask comes from the random generator of x's device (``backend.generator``).
+    """
+
+    def __init__(self, p):
+        self.p = p
+
+    def forward(self, x):
+        draw_dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float32
+        uniform = backend.generator(backend.device_of(x)).random(x.shape, dtype=draw_dtype)
+        mask = (uniform >= self.p).astype(x.dtype)
+        if self.p < 1:
+            mask *= 1.0 / (1.0 - self.p)
+        self.mask = mask
+        return x * mask
+
+    def backward(self, g):
+        return g * self.mask
+
+
+# -- convolution --------------------------------------------------------------------
+#
+# Geometry arguments are tuples: kernel (kh, kw), stride (sh, sw), dilation
+# (dh, dw), and pads (top, bottom, left, right) so that padding="same" with an
+# even kernel can pad one more row or column at the end, as PyTorch does.
+
+
+def conv_output_size(size, kernel, stride, pad_total, dilation) -> int:
+    """Output length of a convolution along one spatial dimension."""
+    return (size + pad_total - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _offsets(i, dilation, stride, count):
+    """The input positions kernel offset ``i`` meets, as a slice of the padded input."""
+    start = i * dilation
+    return slice(start, start + stride * (count - 1) + 1, stride)
+
+
+def _im2col(xp, x, kernel, stride, pads, dilation):
+    """(N, C, H, W) -> (N, C, kh, kw, Ho, Wo): the input patch under every kernel offset."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    top, bottom, left, right = pads
+    if top or bottom or left or right:
+        padded = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=x.dtype)
+        padded[:, :, top : top + h, left : left + w] = x
+        x = padded
+    ho = conv_output_size(h, kh, sh, top + bottom, dh)
+    wo = conv_output_size(w, kw, sw, left + right, dw)
+    cols = xp.empty((n, c, kh, kw, ho, wo), dtype=x.dtype)
+    for i in range(kh):
+        rows = _offsets(i, dh, sh, ho)
+        for j in range(kw):
+            cols[:, :, i, j] = x[:, :, rows, _offsets(j, dw, sw, wo)]
+    return cols
+
+
+def _col2im(xp, cols, size, stride, pads, dilation):
+    """The adjoint of ``_im2col``: (N, C, kh, kw, Ho, Wo) -> (N, C, H, W), overlaps summed."""
+    n, c, kh, kw, ho, wo = cols.shape
+    h, w = size
+    (sh, sw), (dh, dw) = stride, dilation
+    top, bottom, left, right = pads
+    out = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=cols.dtype)
+    for i in range(kh):
+        rows = _offsets(i, dh, sh, ho)
+        for j in range(kw):
+            # The positions of one offset are distinct, so += on the slice is exact.
+            out[:, :, rows, _offsets(j, dw, sw, wo)] += cols[:, :, i, j]
+    return out[:, :, top : top + h, left : left + w]
+
+
+class Unfold(FunctionNode):
+    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), one column per output position (torch's unfold)"""
+
+    def __init__(self, kernel, stride, pads, dilation):
+        self.kernel, self.stride, self.pads, self.dilation = kernel, stride, pads, dilation
+
+    def forward(self, x):
+        self.size = x.shape[2:]
+        cols = _im2col(self.xp, x, self.kernel, self.stride, self.pads, self.dilation)
+        n, c, kh, kw, ho, wo = cols.shape
+        return cols.reshape(n, c * kh * kw, ho * wo)
+
+    def backward(self, g):
+        return Fold(self.size, self.kernel, self.stride, self.pads, self.dilation)(g)
+
+
+class Fold(FunctionNode):
+    """col2im: (N, C*kh*kw, L) -> (N, C, H, W), overlapping values summed (torch's fold)"""
+
+    def __init__(self, size, kernel, stride, pads, dilation):
+        self.size, self.kernel, self.stride, self.pads, self.dilation = size, kernel, stride, pads, dilation
+
+    def forward(self, cols):
+        (h, w), (kh, kw) = self.size, self.kernel
+        top, bottom, left, right = self.pads
+        ho = conv_output_size(h, kh, self.stride[0], top + bottom, self.dilation[0])
+        wo = conv_output_size(w, kw, self.stride[1], left + right, self.dilation[1])
+        n, ckk, _ = cols.shape
+        cols = cols.reshape(n, ckk // (kh * kw), kh, kw, ho, wo)
+        return _col2im(self.xp, cols, self.size, self.stride, self.pads, self.dilation)
+
+    def backward(self, g):
+        return Unfold(self.kernel, self.stride, self.pads, self.dilation)(g)
+
+
+class Conv2d(FunctionNode):
+    """2-D cross-correlation: x (N, C, H, W), weight (O, C/groups, kh, kw), bias (O,) or None
+
+    im2col, then one batched matmul per group; the backward multiplies by the
+    transposed weight and folds the columns back (col2im).
+    """
+
+    def __init__(self, stride, pads, dilation, groups):
+        self.stride, self.pads, self.dilation, self.groups = stride, pads, dilation, groups
+
+    def forward(self, x, weight, bias):
+        self.retain_inputs((0, 1))
+        n, groups = x.shape[0], self.groups
+        out_channels = weight.shape[0]
+        cols = _im2col(self.xp, x, weight.shape[2:], self.stride, self.pads, self.dilation)
+        ho, wo = cols.shape[-2:]
+        self.cols = cols.reshape(n, groups, -1, ho * wo)  # (N, G, C/G*kh*kw, L)
+        out = self.xp.matmul(weight.reshape(groups, out_channels // groups, -1), self.cols)
+        out = out.reshape(n, out_channels, ho, wo)
+        if bias is not None:
+            out += bias.reshape(1, out_channels, 1, 1)  # the product is a fresh array
+        return out
+
+    def _columns(self, x, kernel):
+        """The im2col matrix (N, G, K, L): a constant, or recomputed from ``x`` when recording."""
+        if not _recording():
+            return _constant(self.cols)
+        cols = Unfold(kernel, self.stride, self.pads, self.dilation)(x)
+        return cols.reshape(self.cols.shape)
+
+    def backward(self, g):
+        x, weight = self.saved_inputs
+        need_x, need_w, need_b = self.needs_input_grad
+        n, groups = x.shape[0], self.groups
+        out_channels, kernel = weight.shape[0], weight.shape[2:]
+        g_groups = g.reshape(n, groups, out_channels // groups, -1)  # (N, G, O/G, L)
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            w_groups = weight.reshape(groups, out_channels // groups, -1)  # (G, O/G, K)
+            grad_cols = (w_groups.mT @ g_groups).reshape(n, -1, g_groups.shape[-1])
+            grad_x = Fold(x.shape[2:], kernel, self.stride, self.pads, self.dilation)(grad_cols)
+        if need_w:
+            cols = self._columns(x, kernel)
+            grad_w = (g_groups @ cols.mT).sum(0).reshape(weight.shape)
+        if need_b:
+            grad_b = g.sum((0, 2, 3))
+        return grad_x, grad_w, grad_b
+
+
+OPS = {
+    "linear": Linear,
+    "gelu": GELU,
+    "gelu_grad": GELUGrad,
+    "softmax": Softmax,
+    "log_softmax": LogSoftmax,
+    "nll_loss": NLLLoss,
+    "mse_loss": MSELoss,
+    "layer_norm": LayerNorm,
+    "embedding": Embedding,
+    "dropout": Dropout,
+    "unfold": Unfold,
+    "fold": Fold,
+    "conv2d": Conv2d,
+}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from minigrad import backend
 from minigrad.function import FunctionNode
 from minigrad.ops._util import normalize_axis, pick_axis
 from minigrad.tensor import Tensor
@@ -106,22 +107,43 @@ class MaxDim(FunctionNode):
         return g * self.onehot
 
 
+def _reduced_axes(dim, ndim, op):
+    """``dim`` normalized; an empty tuple or list means every dim, as in PyTorch."""
+    if isinstance(dim, (tuple, list)) and not dim:
+        return None
+    axes = normalize_axis(dim, ndim, op)
+    if axes is not None and len(set(axes)) != len(axes):
+        raise ValueError(f"{op}(): dim {dim!r} names a dimension more than once")
+    return axes
+
+
 def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    """Sum of ``a`` over ``dim`` (int, tuple, or None for every element)."""
+    """Sum of ``a`` over ``dim`` (int, tuple, or None for every element).
+
+    An empty ``dim`` tuple reduces every dimension, as in PyTorch.
+
+    Raises:
+        IndexError: a dim is out of range.
+        ValueError: a dim is named twice.
+    """
     dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "sum")
-    return Sum(normalize_axis(dim, a.ndim, "sum"), keepdim)(a)
+    return Sum(_reduced_axes(dim, a.ndim, "sum"), keepdim)(a)
 
 
 def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Mean of ``a`` over ``dim`` (int, tuple, or None for every element).
 
+    An empty ``dim`` tuple reduces every dimension, as in PyTorch.
+
     Raises:
         RuntimeError: ``a`` is not floating point (like PyTorch).
+        IndexError: a dim is out of range.
+        ValueError: a dim is named twice.
     """
     dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "mean")
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): expected a floating point tensor, got dtype {a.dtype}")
-    return Mean(normalize_axis(dim, a.ndim, "mean"), keepdim)(a)
+    return Mean(_reduced_axes(dim, a.ndim, "mean"), keepdim)(a)
 
 
 def _extremum(a, dim, keepdim, axis, keepdims, largest):
@@ -132,6 +154,10 @@ def _extremum(a, dim, keepdim, axis, keepdims, largest):
     if not isinstance(dim, int):
         raise TypeError(f"{name}(): dim must be a single int, got {dim!r}")
     (axis_,) = normalize_axis(dim, a.ndim, name)
+    if a.ndim == 0:
+        # PyTorch treats a 0-d tensor as having one dim of size 1: dim 0 (or -1) is the element itself.
+        values, indices = _extremum(a.reshape(1), 0, False, None, None, largest)
+        return MaxMinResult(values.reshape(()), indices.reshape(()))
     node = MaxDim(axis_, keepdim, largest)
     values = node(a)
     indices = Tensor._make(node.indices, False, None, 0)
@@ -164,5 +190,7 @@ def _arg(a, dim, keepdim, largest):
         idx = data.argmax() if largest else data.argmin()
         return Tensor._make(idx, False, None, 0)
     (axis,) = normalize_axis(dim, a.ndim, "argmax" if largest else "argmin")
+    if a.ndim == 0:
+        return Tensor._make(backend.get_array_module(data).zeros((), dtype="int64"), False, None, 0)
     idx = data.argmax(axis=axis, keepdims=keepdim) if largest else data.argmin(axis=axis, keepdims=keepdim)
     return Tensor._make(idx, False, None, 0)

@@ -6,6 +6,8 @@ of the gradient.
 
 from __future__ import annotations
 
+import operator
+
 from minigrad import backend
 from minigrad.function import FunctionNode
 from minigrad.ops._util import normalize_axis, unbroadcast
@@ -107,12 +109,12 @@ class ToDevice(FunctionNode):
 
 
 def _shape_arg(shape):
+    """``(2, 3)``, ``((2, 3),)`` or ``([2, 3],)`` as a tuple of Python ints (NumPy ints accepted)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    for n in shape:
-        if not isinstance(n, int) or isinstance(n, bool):
-            raise TypeError(f"shape entries must be ints, got {shape!r}")
-    return tuple(shape)
+    if any(isinstance(n, bool) or not hasattr(n, "__index__") for n in shape):
+        raise TypeError(f"shape entries must be ints, got {shape!r}")
+    return tuple(operator.index(n) for n in shape)
 
 
 def reshape(a, shape):
@@ -204,6 +206,8 @@ def expand(a, shape):
     lead = len(shape) - a.ndim
     if lead < 0:
         raise ValueError(f"expand: target shape {shape} has fewer dimensions than the tensor's {a.shape}")
+    if -1 in shape[:lead]:
+        raise ValueError(f"expand: -1 is not allowed for the new leading dimensions of {shape}")
     full = tuple(a.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(shape))
     for i, n in enumerate(a.shape):
         if n != 1 and n != full[lead + i]:

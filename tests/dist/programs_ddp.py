@@ -331,7 +331,7 @@ def bucket_view_grads(spec):
         ddp(mg.tensor(np.ones((2, 3)) * (rank + 1))).sum().backward()
     views = []
     for bucket in ddp.reducer.buckets:
-        for slot, param in enumerate(bucket.params):
+        for param in bucket.params:
             views.append(bool(np.shares_memory(param.grad.data, bucket.buffer)))
     return views
 
