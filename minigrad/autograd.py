@@ -350,21 +350,21 @@ def _analytical_jacobian(fn, inputs, checked, o_idx, out):
 
 def _numerical_jacobian(fn, inputs, checked, o_idx, eps):
     jacobians = []
-    with no_grad():
-        for i in checked:
-            if not inputs[i].data.flags.c_contiguous:
-                inputs[i].data = inputs[i].data.copy()  # perturb through a flat view below
-            flat = inputs[i].data.reshape(-1)
-            size_out = _as_tuple(fn(*inputs))[o_idx].data.size
-            jac = np.zeros((size_out, flat.size))
-            for j in range(flat.size):
-                original = flat[j].item()
-                flat[j] = original + eps
-                plus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].data).ravel().copy()
-                flat[j] = original - eps
-                minus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].data).ravel().copy()
-                flat[j] = original
-                jac[:, j] = (plus - minus) / (2 * eps)
-            jacobians.append(jac)
+    # Grad mode stays on: fn may itself call autograd.grad (gradients of gradients).
+    for i in checked:
+        if not inputs[i].data.flags.c_contiguous:
+            inputs[i].data = inputs[i].data.copy()  # perturb through a flat view below
+        flat = inputs[i].data.reshape(-1)
+        size_out = _as_tuple(fn(*inputs))[o_idx].data.size
+        jac = np.zeros((size_out, flat.size))
+        for j in range(flat.size):
+            original = flat[j].item()
+            flat[j] = original + eps
+            plus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].data).ravel().copy()
+            flat[j] = original - eps
+            minus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].data).ravel().copy()
+            flat[j] = original
+            jac[:, j] = (plus - minus) / (2 * eps)
+        jacobians.append(jac)
     return jacobians
 

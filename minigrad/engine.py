@@ -146,8 +146,12 @@ class GraphTask:
                 node.accumulate(grads[0], self.create_graph, self.grad_map)
             return
         edges = node.next_edges
-        if grads is None or (self.needed is not None and node not in self.needed):
+        if (grads is None and not node.runs_without_gradient) or (
+            self.needed is not None and node not in self.needed
+        ):
             input_grads = (None,) * len(edges)
+        elif grads is None:
+            input_grads = node.run_backward(None, self.create_graph)  # e.g. a recv node telling its sender
         else:
             input_grads = self._call_backward(node, grads)
         if not self.retain_graph:

@@ -72,6 +72,8 @@ class Node:
     __slots__ = ("next_edges", "priority", "_pre_hooks", "__weakref__", "__dict__")
 
     num_outputs = 1
+    # True for nodes that must run even when no gradient reached them (distributed recv nodes).
+    runs_without_gradient = False
 
     def name(self) -> str:
         """The node's display name, like PyTorch's (``MulBackward``)."""

@@ -79,7 +79,13 @@ class Div(FunctionNode):
 
 
 class Pow(FunctionNode):
-    """a ** b (either may be a Python number)"""
+    """a ** b (either may be a Python number).
+
+    Like PyTorch, no gradient flows to the base where the exponent is 0, nor
+    to the exponent where the base is 0 and the exponent >= 0 (where the
+    formulas would give 0 * inf = nan); the same masks shape the second
+    derivative.
+    """
 
     def forward(self, a, b):
         self.retain_inputs((0, 1))
@@ -95,11 +101,24 @@ class Pow(FunctionNode):
             if isinstance(b, (int, float)):
                 grad_a = g * 0 if b == 0 else g * (b * a ** (b - 1))
             else:
-                grad_a = unbroadcast(g * b * a ** (b - 1), shape_of(a))
+                with np.errstate(divide="ignore", invalid="ignore"):  # masked out below
+                    grad = g * b * a ** (b - 1)
+                grad_a = unbroadcast(where(self._mask(_data(b) == 0), 0.0, grad), shape_of(a))
         if need_b:
             (out,) = self.saved_outputs
-            grad_b = unbroadcast(g * out * _log_of(a), shape_of(b))
+            with np.errstate(divide="ignore", invalid="ignore"):  # masked out below
+                grad = g * out * _log_of(a)
+            zero_base = self._mask((_data(a) == 0) & (_data(b) >= 0))
+            grad_b = unbroadcast(where(zero_base, 0.0, grad), shape_of(b))
         return grad_a, grad_b
+
+    def _mask(self, cond):
+        """``cond`` as a boolean array (it is a Python bool when both sides were numbers)."""
+        return self.xp.asarray(cond, dtype=bool)
+
+
+def _data(x):
+    return x.data if isinstance(x, Tensor) else x
 
 
 def _log_of(a):

@@ -12,7 +12,7 @@ Case modules (``cases_core.py``, ``cases_nn.py``) append to ``CASES`` with ``cas
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from hypothesis import strategies as st
 

@@ -1,0 +1,666 @@
+"""The functional neural-network API, ``import minigrad.nn.functional as F``.
+
+Names, signatures, defaults and semantics mirror ``torch.nn.functional``.
+These functions validate their arguments (errors name the function, the
+argument, what was expected and what was given) and apply the ops of
+``minigrad.ops.nn``.
+
+Where PyTorch takes deprecated positional arguments (``size_average``,
+``reduce``, ``_stacklevel``) minigrad has none, so the arguments that follow
+them in PyTorch are keyword-only here: a call that relies on PyTorch's
+positions fails loudly instead of binding the wrong parameter.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from minigrad import backend
+from minigrad.ops import elementwise
+from minigrad.ops import nn as ops
+from minigrad.tensor import Tensor
+
+__all__ = [
+    "linear", "conv2d", "unfold", "fold", "relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax",
+    "nll_loss", "cross_entropy", "mse_loss", "dropout", "layer_norm", "embedding",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+# -- argument checks --------------------------------------------------------------
+
+
+def _expect_tensor(fn: str, name: str, value) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
+
+
+def _expect_float(fn: str, name: str, t: Tensor) -> None:
+    if t.dtype.kind != "f":
+        raise TypeError(f"{fn}(): argument '{name}' must be a floating point tensor, got dtype {t.dtype}")
+
+
+def _expect_same(fn: str, t: Tensor, name: str, other: Tensor, other_name: str) -> None:
+    """``t`` and ``other`` share dtype and device (PyTorch does not promote here either)."""
+    if t.dtype != other.dtype:
+        raise TypeError(
+            f"{fn}(): '{name}' has dtype {t.dtype} but '{other_name}' has dtype {other.dtype}; "
+            "they must match (convert one with .to(dtype))"
+        )
+    if t.device != other.device:
+        raise RuntimeError(
+            f"{fn}(): '{name}' is on {t.device} but '{other_name}' is on {other.device}; "
+            "they must be on the same device"
+        )
+
+
+def _expect_reduction(fn: str, reduction) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{fn}(): reduction must be one of 'none', 'mean', 'sum', got {reduction!r}")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _pair(fn: str, name: str, value, minimum: int) -> tuple:
+    """An int or a pair of ints as a pair, each at least ``minimum``."""
+    pair = (value, value) if isinstance(value, (int, np.integer)) else value
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(_is_int, pair)):
+        raise TypeError(f"{fn}(): {name} must be an int or a pair of ints, got {value!r}")
+    if min(pair) < minimum:
+        raise ValueError(f"{fn}(): {name} must be at least {minimum}, got {value!r}")
+    return int(pair[0]), int(pair[1])
+
+
+# -- linear and convolution ----------------------------------------------------------
+
+
+def linear(input, weight, bias=None):  # noqa: A002  (PyTorch's names)
+    """Affine map ``input @ weight.T + bias``.
+
+    Args:
+        input: Tensor of shape (..., in_features).
+        weight: Tensor of shape (out_features, in_features).
+        bias: optional Tensor of shape (out_features,).
+
+    Returns:
+        Tensor of shape (..., out_features).
+
+    Raises:
+        TypeError: an argument is not a Tensor, or the dtypes differ.
+        ValueError: the shapes do not fit (names them).
+    """
+    _expect_tensor("linear", "input", input)
+    _expect_tensor("linear", "weight", weight)
+    if weight.ndim != 2:
+        raise ValueError(f"linear(): weight must be 2-D (out_features, in_features), got {weight.shape}")
+    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise ValueError(
+            f"linear(): input of shape {input.shape} does not end in {weight.shape[1]} features, "
+            f"as weight of shape {weight.shape} expects"
+        )
+    _expect_same("linear", input, "input", weight, "weight")
+    if bias is not None:
+        _expect_tensor("linear", "bias", bias)
+        if bias.shape != (weight.shape[0],):
+            raise ValueError(f"linear(): bias must have shape ({weight.shape[0]},), got {bias.shape}")
+        _expect_same("linear", input, "input", bias, "bias")
+    return ops.Linear()(input, weight, bias)
+
+
+def _conv_padding(fn, padding, kernel, stride, dilation) -> tuple:
+    """``padding`` (int, pair, 'valid' or 'same') as (top, bottom, left, right)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0, 0, 0)
+        if padding != "same":
+            raise ValueError(f"{fn}(): padding must be 'valid', 'same', an int or a pair, got {padding!r}")
+        if stride != (1, 1):
+            raise ValueError(f"{fn}(): padding='same' is not supported for strided convolutions ({stride=})")
+        pads = []
+        for k, d in zip(kernel, dilation):
+            total = d * (k - 1)
+            pads += [total // 2, total - total // 2]  # the odd one out goes at the end, like PyTorch
+        return tuple(pads)
+    ph, pw = _pair(fn, "padding", padding, 0)
+    return (ph, ph, pw, pw)
+
+
+def _check_output_size(fn, size, kernel, stride, pads, dilation) -> tuple:
+    (h, w), (kh, kw) = size, kernel
+    ho = ops.conv_output_size(h, kh, stride[0], pads[0] + pads[1], dilation[0])
+    wo = ops.conv_output_size(w, kw, stride[1], pads[2] + pads[3], dilation[1])
+    if ho < 1 or wo < 1:
+        raise ValueError(
+            f"{fn}(): the padded input is {h + pads[0] + pads[1]}x{w + pads[2] + pads[3]} but the "
+            f"dilated kernel is {dilation[0] * (kh - 1) + 1}x{dilation[1] * (kw - 1) + 1}; "
+            "the kernel can't be larger than the input"
+        )
+    return ho, wo
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """2-D convolution (cross-correlation, like PyTorch) over an image batch.
+
+    Args:
+        input: Tensor (N, C, H, W), or (C, H, W) for a single image.
+        weight: Tensor (O, C / groups, kh, kw).
+        bias: optional Tensor (O,).
+        stride, dilation: int or (h, w) pair, at least 1.
+        padding: int or (h, w) pair of zeros added on both sides, or 'valid'
+            (none) or 'same' (output size = input size; stride must be 1).
+        groups: split input and output channels into this many groups
+            convolved separately.
+
+    Returns:
+        Tensor (N, O, Ho, Wo) (or (O, Ho, Wo)), Ho = (H + 2 ph - dh (kh - 1) - 1) // sh + 1.
+
+    Raises:
+        TypeError: an argument has the wrong type, or the dtypes differ.
+        ValueError: wrong numbers of dimensions, channel counts that do not fit
+            (names both), or a kernel larger than the padded input.
+    """
+    fn = "conv2d"
+    _expect_tensor(fn, "input", input)
+    _expect_tensor(fn, "weight", weight)
+    if input.ndim not in (3, 4):
+        raise ValueError(f"conv2d(): expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got {input.shape}")
+    if weight.ndim != 4:
+        raise ValueError(f"conv2d(): weight must be 4-D (out, in / groups, kh, kw), got shape {weight.shape}")
+    _expect_same(fn, input, "input", weight, "weight")
+    if not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"conv2d(): groups must be a positive int, got {groups!r}")
+    channels, out_channels = input.shape[-3], weight.shape[0]
+    if channels != weight.shape[1] * groups:
+        raise ValueError(
+            f"conv2d(): input has {channels} channels (shape {input.shape}) but weight of shape "
+            f"{weight.shape} with groups={groups} expects {weight.shape[1] * groups}"
+        )
+    if out_channels % groups:
+        raise ValueError(f"conv2d(): {out_channels} output channels are not divisible by groups={groups}")
+    if bias is not None:
+        _expect_tensor(fn, "bias", bias)
+        if bias.shape != (out_channels,):
+            raise ValueError(f"conv2d(): bias must have shape ({out_channels},), got {bias.shape}")
+        _expect_same(fn, input, "input", bias, "bias")
+    kernel = weight.shape[2:]
+    stride = _pair(fn, "stride", stride, 1)
+    dilation = _pair(fn, "dilation", dilation, 1)
+    pads = _conv_padding(fn, padding, kernel, stride, dilation)
+    _check_output_size(fn, input.shape[-2:], kernel, stride, pads, dilation)
+    op = ops.Conv2d(stride, pads, dilation, int(groups))
+    if input.ndim == 3:
+        return op(input.unsqueeze(0), weight, bias).squeeze(0)
+    return op(input, weight, bias)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Extract sliding local blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L).
+
+    Column ``l`` holds the input patch under the kernel at output position
+    ``l`` (row-major over the Ho x Wo positions), channels outermost, as in
+    ``torch.nn.functional.unfold``. A 3-D input (C, H, W) gives (C * kh * kw, L).
+
+    Raises:
+        ValueError: wrong number of dimensions, or a kernel larger than the padded input.
+    """
+    fn = "unfold"
+    _expect_tensor(fn, "input", input)
+    if input.ndim not in (3, 4):
+        raise ValueError(f"unfold(): expected a 3-D or 4-D input, got shape {input.shape}")
+    kernel = _pair(fn, "kernel_size", kernel_size, 1)
+    dilation = _pair(fn, "dilation", dilation, 1)
+    stride = _pair(fn, "stride", stride, 1)
+    ph, pw = _pair(fn, "padding", padding, 0)
+    pads = (ph, ph, pw, pw)
+    _check_output_size(fn, input.shape[-2:], kernel, stride, pads, dilation)
+    op = ops.Unfold(kernel, stride, pads, dilation)
+    if input.ndim == 3:
+        return op(input.unsqueeze(0)).squeeze(0)
+    return op(input)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Combine sliding local blocks into an image (col2im), summing overlaps: the adjoint of ``unfold``.
+
+    Args:
+        input: Tensor (N, C * kh * kw, L) (or (C * kh * kw, L)).
+        output_size: (H, W) of the image.
+
+    Returns:
+        Tensor (N, C, H, W) (or (C, H, W)).
+
+    Raises:
+        ValueError: input dimension 1 is not a multiple of kh * kw, or L is not the
+            number of kernel positions in the output (names both).
+    """
+    fn = "fold"
+    _expect_tensor(fn, "input", input)
+    if input.ndim not in (2, 3):
+        raise ValueError(f"fold(): expected a 2-D or 3-D input, got shape {input.shape}")
+    size = _pair(fn, "output_size", output_size, 1)
+    kernel = _pair(fn, "kernel_size", kernel_size, 1)
+    dilation = _pair(fn, "dilation", dilation, 1)
+    stride = _pair(fn, "stride", stride, 1)
+    ph, pw = _pair(fn, "padding", padding, 0)
+    pads = (ph, ph, pw, pw)
+    ho, wo = _check_output_size(fn, size, kernel, stride, pads, dilation)
+    rows, blocks = input.shape[-2:]
+    if rows % (kernel[0] * kernel[1]):
+        raise ValueError(
+            f"fold(): input dimension {input.ndim - 2} ({rows}) must be a multiple of kh * kw = "
+            f"{kernel[0] * kernel[1]}"
+        )
+    if blocks != ho * wo:
+        raise ValueError(
+            f"fold(): input has {blocks} blocks (last dimension of shape {input.shape}) but "
+            f"output_size {size} with this kernel, stride, padding and dilation gives {ho} x {wo} = {ho * wo}"
+        )
+    op = ops.Fold(size, kernel, stride, pads, dilation)
+    if input.ndim == 2:
+        return op(input.unsqueeze(0)).squeeze(0)
+    return op(input)
+
+
+# -- activations ------------------------------------------------------------------------
+
+
+def relu(input, inplace=False):  # noqa: A002
+    """Elementwise max(input, 0) (gradient 0 at 0).
+
+    ``inplace=True`` is accepted for ported code but does not modify
+    ``input``: minigrad has no in-place autograd, so use the returned tensor.
+    """
+    _expect_tensor("relu", "input", input)
+    return elementwise.ReLU()(input)
+
+
+def gelu(input, approximate="none"):  # noqa: A002
+    """Gaussian error linear unit: input * Phi(input), Phi the standard normal CDF.
+
+    Args:
+        approximate: 'none' (exact, with erf) or 'tanh'
+            (0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))).
+
+    Raises:
+        ValueError: ``approximate`` is neither 'none' nor 'tanh'.
+    """
+    _expect_tensor("gelu", "input", input)
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+    _expect_float("gelu", "input", input)
+    return ops.GELU(approximate)(input)
+
+
+def tanh(input):  # noqa: A002
+    """Elementwise hyperbolic tangent."""
+    _expect_tensor("tanh", "input", input)
+    return elementwise.Tanh()(input)
+
+
+def sigmoid(input):  # noqa: A002
+    """Elementwise logistic function 1 / (1 + exp(-input))."""
+    _expect_tensor("sigmoid", "input", input)
+    return elementwise.Sigmoid()(input)
+
+
+# -- softmax ------------------------------------------------------------------------------
+
+
+def _softmax_args(fn, x, dim, dtype):
+    """(x cast to dtype, non-negative dim), choosing PyTorch's legacy dim when dim is None."""
+    _expect_tensor(fn, "input", x)
+    if dtype is not None:
+        x = x.to(dtype)
+    _expect_float(fn, "input", x)
+    ndim = x.ndim
+    if dim is None:
+        dim = 0 if ndim in (0, 1, 3) else 1
+        warnings.warn(
+            f"Implicit dimension choice for {fn} has been deprecated. Change the call to include "
+            f"dim=X as an argument (using dim={dim}).",
+            UserWarning,
+            stacklevel=3,
+        )
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{fn}(): dim must be an int, got {dim!r}")
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"{fn}(): dim {dim} is out of range for a tensor of shape {x.shape}")
+    return x, int(dim) % max(ndim, 1)
+
+
+def softmax(input, dim=None, *, dtype=None):  # noqa: A002
+    """exp(x) / sum(exp(x)) along ``dim``; stable for huge inputs (the max is subtracted first).
+
+    Args:
+        dim: the dimension that sums to 1. Omitting it picks PyTorch's legacy
+            choice (0 for 0-, 1- and 3-D inputs, else 1) with a warning.
+        dtype: cast the input to this dtype first.
+
+    Raises:
+        TypeError: the input is not floating point.
+        IndexError: ``dim`` is out of range.
+    """
+    x, dim = _softmax_args("softmax", input, dim, dtype)
+    if x.ndim == 0:
+        return ops.Softmax(0)(x.reshape(1)).reshape(())
+    return ops.Softmax(dim)(x)
+
+
+def log_softmax(input, dim=None, *, dtype=None):  # noqa: A002
+    """log(softmax(x)) along ``dim``, computed as x - max - log(sum(exp(x - max))).
+
+    Arguments and errors as in ``softmax``.
+    """
+    x, dim = _softmax_args("log_softmax", input, dim, dtype)
+    if x.ndim == 0:
+        return ops.LogSoftmax(0)(x.reshape(1)).reshape(())
+    return ops.LogSoftmax(dim)(x)
+
+
+# -- losses ---------------------------------------------------------------------------------
+
+
+def _class_targets(fn, x, target, weight):
+    """Validate (input ``x``, integer target, weight) of a classification loss.
+
+    Returns (target array, weight array or None), with the target of a 1-D
+    (unbatched) input already given a batch dimension.
+    """
+    _expect_tensor(fn, "input", x)
+    _expect_float(fn, "input", x)
+    if x.ndim == 0:
+        raise ValueError(f"{fn}(): input must have a class dimension, got a 0-d tensor")
+    target_data = target.data if isinstance(target, Tensor) else target
+    if not backend.is_array(target_data):
+        raise TypeError(f"{fn}(): target must be an integer Tensor of class indices, "
+                        f"got {type(target).__name__}")
+    if target_data.dtype.kind not in "iu":
+        raise TypeError(
+            f"{fn}(): target must be an integer tensor of class indices (int64), "
+            f"got dtype {target_data.dtype}"
+        )
+    target_device = backend.device_of(target_data)
+    if target_device != x.device:
+        raise RuntimeError(f"{fn}(): target is on {target_device} but input is on {x.device}")
+    expected = x.shape[:1] + x.shape[2:] if x.ndim > 1 else ()
+    if target_data.shape != expected:
+        raise ValueError(
+            f"{fn}(): target of shape {target_data.shape} does not match input of shape {x.shape}: "
+            f"expected target shape {expected} (the input without its class dimension)"
+        )
+    weight_data = None
+    if weight is not None:
+        _expect_tensor(fn, "weight", weight)
+        classes = x.shape[1] if x.ndim > 1 else x.shape[0]
+        if weight.shape != (classes,):
+            raise ValueError(f"{fn}(): weight must be of shape ({classes},) (per class), got {weight.shape}")
+        if weight.device != x.device:
+            raise RuntimeError(f"{fn}(): weight is on {weight.device} but input is on {x.device}")
+        weight_data = weight.data
+    if x.ndim == 1:
+        target_data = target_data.reshape(1)
+    return target_data, weight_data
+
+
+def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):  # noqa: A002
+    """Negative log-likelihood loss: -input[n, target[n]] * weight[target[n]], reduced.
+
+    Args:
+        input: log-probabilities (N, C), (N, C, d1, ...), or (C,) for one sample.
+        target: integer class indices (N,), (N, d1, ...), or () for a (C,) input.
+        weight: optional per-class weights (C,). They are constants: no
+            gradient flows to ``weight`` (PyTorch raises if one is asked for).
+        ignore_index: targets equal to it contribute neither loss nor weight.
+        reduction: 'mean' (sum divided by the total weight of the non-ignored
+            targets; NaN when all are ignored, like PyTorch), 'sum' or 'none'
+            (per-sample losses of the target's shape).
+
+    Raises:
+        TypeError: the target is not an integer tensor (any integer dtype is
+            accepted; PyTorch wants int64 or uint8) or the input is not floating point.
+        ValueError: target and input shapes do not fit (names both), bad ``reduction``.
+        IndexError: a target is neither in [0, C) nor ``ignore_index`` (names it).
+    """
+    _expect_reduction("nll_loss", reduction)
+    target_data, weight_data = _class_targets("nll_loss", input, target, weight)
+    if input.ndim == 1:
+        loss = ops.NLLLoss(target_data, weight_data, ignore_index, reduction)(input.unsqueeze(0))
+        return loss.reshape(()) if reduction == "none" else loss
+    return ops.NLLLoss(target_data, weight_data, ignore_index, reduction)(input)
+
+
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",  # noqa: A002
+                  label_smoothing=0.0):
+    """Cross-entropy between softmax(input) over the class dimension and the target.
+
+    ``log_softmax`` followed by ``nll_loss`` for class-index targets.
+
+    Args:
+        input: unnormalized logits (N, C), (N, C, d1, ...), or (C,).
+        target: either integer class indices of the input's shape without the
+            class dimension (see ``nll_loss``), or class probabilities, a float
+            tensor of the input's shape (differentiable).
+        weight: optional per-class weights (C,), constants (see ``nll_loss``).
+        ignore_index: for class-index targets only.
+        reduction: 'mean', 'sum' or 'none' as in ``nll_loss``; with
+            probability targets 'mean' divides by the number of samples N * d1 * ...
+        label_smoothing: in [0, 1]: the target becomes a mixture of itself
+            (weight 1 - label_smoothing) and the uniform distribution, exactly
+            as in PyTorch.
+
+    Raises:
+        TypeError: the target is neither an integer tensor nor a float tensor of the input's shape.
+        ValueError: bad shapes, ``reduction`` or ``label_smoothing``, or
+            ``ignore_index`` given with probability targets.
+        IndexError: a class index is out of range.
+    """
+    fn = "cross_entropy"
+    _expect_tensor(fn, "input", input)
+    _expect_reduction(fn, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy(): label_smoothing must be in [0.0, 1.0], got {label_smoothing!r}")
+    class_dim = 0 if input.ndim == 1 else 1
+    if isinstance(target, Tensor) and target.dtype.kind == "f":
+        if target.shape != input.shape:
+            raise TypeError(
+                f"cross_entropy(): target of dtype {target.dtype} and shape {target.shape} is neither class "
+                f"indices (an integer tensor) nor class probabilities (a float tensor of the input's "
+                f"shape {input.shape})"
+            )
+        return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, label_smoothing)
+    _class_targets(fn, input, target, weight)  # fail on bad targets before computing anything
+    log_probs = log_softmax(input, class_dim)
+    loss = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return loss
+    target_data, weight_data = _class_targets(fn, input, target, weight)
+    smooth = _smoothing_term(log_probs, target_data, weight_data, ignore_index, reduction, class_dim)
+    return (1.0 - label_smoothing) * loss + smooth * (label_smoothing / input.shape[class_dim])
+
+
+def _smoothing_term(log_probs, target, weight, ignore_index, reduction, class_dim):
+    """PyTorch's label-smoothing loss: -sum_c weight_c * log_probs_c per sample, reduced."""
+    xp = backend.get_array_module(log_probs.data)
+    dtype = log_probs.dtype
+    if weight is not None:
+        shape = [1] * log_probs.ndim
+        shape[class_dim] = -1
+        log_probs = log_probs * weight.astype(dtype, copy=False).reshape(shape)
+    per_sample = -log_probs.sum(class_dim)
+    valid = target != ignore_index  # shape (N, d1, ...): a 1-D input's target has a batch dim
+    per_sample = elementwise.where(valid.reshape(per_sample.shape), per_sample, 0.0)
+    if reduction == "none":
+        return per_sample
+    if reduction == "sum":
+        return per_sample.sum()
+    if weight is None:
+        total = valid.sum(dtype=dtype)
+    else:
+        picked = weight.astype(dtype, copy=False)[xp.where(valid, target, 0)]
+        total = xp.where(valid, picked, 0).sum(dtype=dtype)
+    return per_sample.sum() / xp.asarray(total, dtype=dtype)
+
+
+def _cross_entropy_probabilities(x, target, weight, ignore_index, reduction, label_smoothing):
+    """Cross-entropy of logits ``x`` against class probabilities ``target`` (PyTorch's formula)."""
+    fn = "cross_entropy"
+    _expect_float(fn, "input", x)
+    _expect_same(fn, x, "input", target, "target")
+    if ignore_index >= 0:
+        raise ValueError("cross_entropy(): ignore_index is not supported with class-probability targets")
+    class_dim = 0 if x.ndim == 1 else 1
+    classes = x.shape[class_dim]
+    log_probs = log_softmax(x, class_dim)
+    if label_smoothing > 0.0:
+        target = target * (1.0 - label_smoothing) + label_smoothing / classes
+    product = log_probs * target
+    if weight is not None:
+        _expect_tensor(fn, "weight", weight)
+        if weight.shape != (classes,):
+            raise ValueError(f"cross_entropy(): weight must have shape ({classes},), got {weight.shape}")
+        shape = [1] * x.ndim
+        shape[class_dim] = classes
+        product = product * weight.data.astype(x.dtype, copy=False).reshape(shape)
+    if reduction == "none":
+        return -product.sum(class_dim)
+    if reduction == "sum":
+        return -product.sum()
+    samples = x.numel() // classes if classes else 0
+    return -product.sum() / (samples if samples else math.nan)
+
+
+def mse_loss(input, target, *, reduction="mean"):  # noqa: A002
+    """Mean squared error (input - target)**2, reduced by 'mean', 'sum' or 'none'.
+
+    Both input and target are differentiable. Shapes that differ are
+    broadcast, with a warning, as PyTorch does.
+
+    Raises:
+        TypeError: an argument is not a Tensor, or the dtypes differ.
+        ValueError: bad ``reduction``, or shapes that do not broadcast (names both).
+    """
+    fn = "mse_loss"
+    _expect_tensor(fn, "input", input)
+    _expect_tensor(fn, "target", target)
+    _expect_reduction(fn, reduction)
+    _expect_float(fn, "input", input)
+    _expect_same(fn, input, "input", target, "target")
+    if input.shape != target.shape:
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise ValueError(
+                f"mse_loss(): input of shape {input.shape} and target of shape {target.shape} "
+                "cannot be broadcast together"
+            ) from None
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return ops.MSELoss(reduction)(input, target)
+
+
+# -- regularization, normalization, embedding ----------------------------------------------
+
+
+def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zero each element with probability ``p`` and scale the others by 1 / (1 - p).
+
+    The mask is drawn from the generator of the input's device, so
+    ``mg.manual_seed`` makes it reproducible (the draws differ from PyTorch's).
+    Returns ``input`` itself when ``training`` is False or ``p`` is 0; zeros
+    when ``p`` is 1. ``inplace=True`` is accepted but does not modify ``input``.
+
+    Raises:
+        ValueError: ``p`` is not in [0, 1].
+    """
+    _expect_tensor("dropout", "input", input)
+    if not isinstance(p, (int, float, np.floating)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout(): dropout probability has to be between 0 and 1, but got {p!r}")
+    if not training or p == 0:
+        return input
+    _expect_float("dropout", "input", input)
+    return ops.Dropout(float(p))(input)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """Normalize over the trailing ``normalized_shape`` dims, then scale by ``weight``, shift by ``bias``.
+
+    y = (x - mean) / sqrt(var + eps) * weight + bias, with the mean and the
+    biased variance taken over the last ``len(normalized_shape)`` dimensions.
+
+    Args:
+        input: Tensor (*, *normalized_shape).
+        normalized_shape: int or tuple of ints.
+        weight, bias: optional Tensors of shape ``normalized_shape``.
+
+    Raises:
+        ValueError: the input does not end in ``normalized_shape``, or weight/bias
+            have another shape (names both).
+    """
+    fn = "layer_norm"
+    _expect_tensor(fn, "input", input)
+    _expect_float(fn, "input", input)
+    shape = (normalized_shape,) if _is_int(normalized_shape) else tuple(normalized_shape)
+    shape = tuple(int(n) for n in shape)
+    if not shape or input.ndim < len(shape) or input.shape[input.ndim - len(shape):] != shape:
+        raise ValueError(
+            f"layer_norm(): normalized_shape {shape} must be a non-empty suffix of the input's shape "
+            f"{input.shape} (expected input of shape (*, {', '.join(map(str, shape))}))"
+        )
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None:
+            _expect_tensor(fn, name, param)
+            if param.shape != shape:
+                raise ValueError(f"layer_norm(): {name} must have shape {shape} (normalized_shape), "
+                                 f"got {param.shape}")
+            _expect_same(fn, input, "input", param, name)
+    return ops.LayerNorm(len(shape), float(eps))(input, weight, bias)
+
+
+def embedding(input, weight, padding_idx=None):  # noqa: A002
+    """Look up rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``.
+
+    Returns a Tensor of shape input.shape + (dim,). The gradient of a row is
+    the sum of the gradients of its lookups; the row ``padding_idx`` (negative
+    counts from the end) gets none. PyTorch's max_norm, scale_grad_by_freq and
+    sparse options are not provided.
+
+    Raises:
+        TypeError: the indices are not an integer tensor.
+        ValueError: ``weight`` is not 2-D, or ``padding_idx`` is out of range.
+        IndexError: an index is out of range (names it).
+    """
+    fn = "embedding"
+    _expect_tensor(fn, "weight", weight)
+    indices = input.data if isinstance(input, Tensor) else input
+    if not backend.is_array(indices) or indices.dtype.kind not in "iu":
+        kind = indices.dtype if backend.is_array(indices) else type(input).__name__
+        raise TypeError(f"embedding(): input must be an integer tensor of indices, got {kind}")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding(): weight must be 2-D (num_embeddings, dim), got shape {weight.shape}")
+    indices_device = backend.device_of(indices)
+    if indices_device != weight.device:
+        raise RuntimeError(f"embedding(): input is on {indices_device} but weight is on {weight.device}")
+    count = weight.shape[0]
+    if padding_idx is not None:
+        if not -count <= padding_idx < count:
+            raise ValueError(f"embedding(): padding_idx {padding_idx} must be within num_embeddings {count}")
+        padding_idx = int(padding_idx) % count
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= count:
+            raise IndexError(
+                f"embedding(): index {low if low < 0 else high} is out of range for {count} embeddings "
+                f"(weight shape {weight.shape})"
+            )
+    return ops.Embedding(indices, padding_idx)(weight)
