@@ -1,0 +1,90 @@
+"""How RPC messages are encoded: a pickled header plus raw array buffers.
+
+A message is pickled with protocol 5 and a ``buffer_callback``: contiguous
+NumPy arrays (the data of every Tensor, and plain arrays) are not copied
+into the pickle but travel as separate raw MPI messages and are rebuilt on
+the receiver directly over the received memory (no extra copy on either
+side). CuPy arrays are moved to host memory for the trip and arrive on the
+CPU.
+
+Tensors are pickled by value (data and ``requires_grad``), never with their
+graph. Two hooks let distributed autograd see them: ``Encoder`` collects
+the Tensors that require grad (the send node's inputs), and ``decode``
+hands the rebuilt ones to a callback (which attaches the recv node).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import threading
+
+import numpy as np
+
+from minigrad import backend
+from minigrad.tensor import Tensor
+
+
+def _rebuild_tensor(data, requires_grad, slot):
+    t = Tensor(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    if slot is not None:
+        _decoding.tensors.append((slot, t))
+    return t
+
+
+class _DecodeState(threading.local):
+    def __init__(self):
+        self.tensors = []
+
+
+_decoding = _DecodeState()
+
+
+class Encoder(pickle.Pickler):
+    """Pickles a payload; Tensors by value, arrays out of band.
+
+    Attributes:
+        grad_tensors: Tensors that require grad, in the order they were pickled.
+        buffers: the out-of-band buffers (to send as raw messages).
+    """
+
+    def __init__(self, file, track_grad: bool):
+        self.buffers = []
+        super().__init__(file, protocol=5, buffer_callback=self.buffers.append)
+        self.track_grad = track_grad
+        self.grad_tensors = []
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            data = backend.to_numpy(obj.data)
+            slot = None
+            if self.track_grad and obj.requires_grad:
+                slot = len(self.grad_tensors)
+                self.grad_tensors.append(obj)
+            return _rebuild_tensor, (np.ascontiguousarray(data), bool(obj.requires_grad), slot)
+        if backend.is_array(obj) and backend.device_of(obj) != "cpu":
+            return np.asarray, (backend.to_numpy(obj),)
+        return NotImplemented
+
+
+def encode(payload, track_grad: bool = False):
+    """Pickle ``payload``: returns ``(header bytes, raw buffers, tensors requiring grad)``."""
+    stream = io.BytesIO()
+    encoder = Encoder(stream, track_grad)
+    encoder.dump(payload)
+    raw = [memoryview(b.raw()) for b in encoder.buffers]
+    return stream.getvalue(), raw, encoder.grad_tensors
+
+
+def decode(header: bytes, buffers):
+    """Unpickle a message: returns ``(payload, [(slot, tensor)...])`` for tensors that were tracked."""
+    previous = _decoding.tensors
+    _decoding.tensors = []
+    try:
+        payload = pickle.loads(header, buffers=buffers)
+        tracked = sorted(_decoding.tensors, key=lambda item: item[0])
+    finally:
+        _decoding.tensors = previous
+    return payload, tracked

@@ -1,0 +1,327 @@
+"""Programs run on every rank of a pool by test_rpc.py and test_dist_autograd.py.
+
+Each program starts RPC, works, and shuts RPC down (graceful shutdown is
+collective, so every rank takes part even when only rank 0 calls).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+
+import minigrad as mg
+import minigrad_dist.autograd as dist_autograd
+import minigrad_dist.rpc as rpc
+from minigrad_dist.optim import DistributedOptimizer
+from minigrad_dist.rpc import rref as rref_module
+from minigrad_dist.mpi import load_mpi
+
+
+def _start():
+    comm = load_mpi().COMM_WORLD
+    rank, world = comm.Get_rank(), comm.Get_size()
+    rpc.init_rpc(f"worker{rank}")
+    return rank, world
+
+
+# -- functions called remotely --------------------------------------------------------------------
+
+
+def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+
+
+def tanh(a):
+    return a.tanh()
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def sub(a, b):
+    return a - b
+
+
+def scaled_sum(values, scale=1.0):
+    return sum(values) * scale
+
+
+def fail(message):
+    raise KeyError(message)
+
+
+def sleep_then(seconds, value):
+    time.sleep(seconds)
+    return value
+
+
+def random_tensor():
+    return mg.rand(3, 3, requires_grad=True)
+
+
+def big_array(n):
+    return np.arange(n, dtype=np.float64)
+
+
+def echo(x):
+    return x
+
+
+def owned_count():
+    gc.collect()
+    return rref_module.owned_count()
+
+
+class Counter:
+    """A stateful object living on an owner (for RRef proxies)."""
+
+    def __init__(self):
+        self.total = 0
+
+    def add(self, value):
+        self.total += value
+        return self.total
+
+
+def fetch_twice(rref):
+    return rref.to_here() * 2
+
+
+# -- programs ---------------------------------------------------------------------------------------
+
+
+def rpc_basics(spec):
+    rank, world = _start()
+    out = {}
+    if rank == 0:
+        peer = f"worker{world - 1}"
+        out["sync"] = rpc.rpc_sync(peer, add, args=(mg.ones(2), mg.ones(2))).tolist()
+        out["kwargs"] = rpc.rpc_sync(peer, scaled_sum, args=([1.0, 2.0],), kwargs={"scale": 3.0})
+        fut = rpc.rpc_async(peer, mul, args=(mg.full((2,), 3.0), 2.0))
+        chained = fut.then(lambda f: f.value().sum().item())
+        out["async"] = fut.wait().tolist()
+        out["then"] = chained.wait()
+        out["done"] = fut.done()
+        try:
+            rpc.rpc_sync(peer, fail, args=("missing key",))
+        except KeyError as error:
+            out["remote_error"] = str(error)
+        try:
+            rpc.rpc_sync(peer, sleep_then, args=(2.0, 1), timeout=0.2)
+        except rpc.RpcTimeoutError as error:
+            out["timeout"] = str(error)
+        payload = rpc.rpc_sync(peer, big_array, args=(spec["n"],))
+        out["big_ok"] = bool(payload[-1] == spec["n"] - 1 and payload.dtype == np.float64)
+        t = mg.randn(spec["n"] // 8, 8, dtype=mg.float64)
+        back = rpc.rpc_sync(peer, echo, args=(t,))
+        out["echo_ok"] = bool(np.array_equal(back.data, t.data))
+        out["worker_info"] = tuple(rpc.get_worker_info(peer))
+        for bad in [lambda: rpc.rpc_sync("nobody", add, args=(1, 2)), lambda: rpc.rpc_sync(peer, 42)]:
+            try:
+                bad()
+            except (ValueError, TypeError) as error:
+                out.setdefault("bad_input", []).append(str(error))
+    rpc.shutdown()
+    return out
+
+
+def graceful_shutdown_loses_nothing(spec):
+    """Rank 0 fires many async calls and shuts down at once: every call still completes."""
+    rank, world = _start()
+    futures = []
+    if rank == 0:
+        futures = [rpc.rpc_async(f"worker{1 + i % (world - 1)}", sleep_then, args=(0.001, i)) for i in range(spec["n"])]
+    rpc.shutdown()
+    return sorted(f.wait() for f in futures)
+
+
+def rref_basics(spec):
+    rank, world = _start()
+    out = {}
+    if rank == 0:
+        peer = f"worker{world - 1}"
+        rref = rpc.remote(peer, add, args=(mg.ones(2), mg.ones(2)))
+        out["to_here"] = rref.to_here().tolist()
+        out["owner"] = rref.owner_name()
+        out["is_owner"] = rref.is_owner()
+        try:
+            rref.local_value()
+        except RuntimeError as error:
+            out["local_value_error"] = str(error)
+        counter = rpc.remote(peer, Counter)
+        counter.rpc_sync().add(5)
+        out["proxy_async"] = counter.rpc_async().add(2).wait()
+        out["proxy_remote"] = counter.remote().add(1).to_here()
+        failing = rpc.remote(peer, fail, args=("late",))
+        try:
+            failing.to_here()
+        except KeyError as error:
+            out["remote_error"] = str(error)
+        local = rpc.RRef(mg.full((2,), 7.0))
+        out["local"] = (local.is_owner(), local.to_here().tolist())
+        # Hand an RRef owned by the peer to a third worker (or back to the owner with 2 ranks).
+        third = f"worker{1 % world}"
+        out["forwarded"] = rpc.rpc_sync(third, fetch_twice, args=(rref,)).tolist()
+        del rref, counter, failing
+    rpc.shutdown()
+    return out
+
+
+def rref_memory_flat(spec):
+    """Create and drop many RRefs: the owner's table returns to where it started."""
+    rank, world = _start()
+    counts = None
+    if rank == 0:
+        peer = f"worker{world - 1}"
+        before = rpc.rpc_sync(peer, owned_count)
+        for _ in range(spec["n"]):
+            r = rpc.remote(peer, random_tensor)
+            del r
+        for _ in range(200):
+            after = rpc.rpc_sync(peer, owned_count)
+            if after == before:
+                break
+            time.sleep(0.01)
+        counts = (before, after)
+    rpc.shutdown()
+    return counts
+
+
+# -- distributed autograd ----------------------------------------------------------------------------
+
+
+OPS = {"add": add, "mul": mul, "sub": sub, "tanh": tanh, "matmul": matmul}
+ARITY = {"add": 2, "mul": 2, "sub": 2, "tanh": 1, "matmul": 2}
+
+
+def run_program(spec, leaves, call):
+    """Evaluate a program: each step applies an op to earlier values, through ``call(worker, fn, args)``."""
+    values = list(leaves)
+    for op, inputs, worker in spec["steps"]:
+        args = tuple(values[i % len(values)] for i in inputs[: ARITY[op]])
+        values.append(call(worker, OPS[op], args))
+    if spec.get("loss_uses") is not None:
+        used = sorted({i % len(values) for i in spec["loss_uses"]})
+    else:
+        used = range(len(leaves), len(values))
+    return sum((values[i] * (i + 1)).sum() for i in used)
+
+
+def dist_autograd_vs_local(spec):
+    """The same program, ops placed on workers by RPC vs run locally; gradients must agree."""
+    rank, world = _start()
+    out = None
+    if rank == 0:
+        rng = np.random.default_rng(spec["seed"])
+        arrays = [rng.uniform(-1, 1, (spec["n"], spec["n"])) for _ in range(spec["leaves"])]
+        leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
+
+        def remote_call(worker, fn, args):
+            worker %= world
+            return fn(*args) if worker == 0 else rpc.rpc_sync(f"worker{worker}", fn, args=args)
+
+        with dist_autograd.context() as cid:
+            loss = run_program(spec, leaves, remote_call)
+            dist_autograd.backward(cid, [loss], mode=spec["mode"])
+            grads = dist_autograd.get_gradients(cid)
+            dist = [None if grads.get(t) is None else grads[t].data.copy() for t in leaves]
+            assert all(t.grad is None for t in leaves), "distributed backward must not touch .grad"
+        local_leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
+        local_loss = run_program(spec, local_leaves, lambda w, fn, args: fn(*args))
+        local_loss.backward()
+        local = [None if t.grad is None else t.grad.data for t in local_leaves]
+        out = {"dist": dist, "local": local, "loss": (float(loss.item()), float(local_loss.item()))}
+    contexts = dist_autograd.live_context_count()
+    rpc.shutdown()
+    return {"result": out, "contexts_left": contexts}
+
+
+def fast_mode_unused_rpc(spec):
+    """The design note's dependency example: FAST raises (no hang), SMART gives local gradients."""
+    rank, world = _start()
+    out = {}
+    if rank == 0:
+        a, b, c = (mg.tensor(np.full((3, 3), v), requires_grad=True) for v in (1.0, 2.0, 3.0))
+        with dist_autograd.context() as cid:
+            d = rpc.rpc_sync("worker1", add, args=(a, b))
+            rpc.rpc_sync("worker1", mul, args=(b, c))
+            try:
+                dist_autograd.backward(cid, [d.sum()], mode=spec["mode"])
+                grads = dist_autograd.get_gradients(cid)
+                out["grads"] = {name: None if grads.get(t) is None else grads[t].data.tolist()
+                                for name, t in zip("abc", (a, b, c))}
+            except RuntimeError as error:
+                out["error"] = str(error)
+    rpc.shutdown()
+    return out
+
+
+def remote_error_in_backward(spec):
+    """An error raised during the backward on another worker reaches the caller."""
+    rank, world = _start()
+    out = {}
+    if rank == 0:
+        x = mg.ones(3, requires_grad=True, dtype=mg.float64)
+        with dist_autograd.context() as cid:
+            y = rpc.rpc_sync("worker1", make_failing_backward, args=(x,))
+            try:
+                dist_autograd.backward(cid, [y.sum()])
+            except ValueError as error:
+                out["error"] = str(error)
+    rpc.shutdown()
+    return out
+
+
+class _FailingBackward(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ValueError("backward exploded on worker1")
+
+
+def make_failing_backward(x):
+    return _FailingBackward.apply(x)
+
+
+def contexts_released_everywhere(spec):
+    """After `with context()` exits, no worker keeps the context (nor its graph)."""
+    rank, world = _start()
+    if rank == 0:
+        for _ in range(spec["n"]):
+            with dist_autograd.context() as cid:
+                r1 = rpc.remote(f"worker{world - 1}", random_tensor)
+                loss = r1.to_here().sum()
+                dist_autograd.backward(cid, [loss])
+            del r1
+    load_mpi().COMM_WORLD.Barrier()
+    contexts = dist_autograd.live_context_count()
+    rpc.shutdown()
+    return contexts
+
+
+def distributed_optimizer(spec):
+    """The note's end-to-end example: each rank optimizes tensors on its neighbour."""
+    rank, world = _start()
+    dst = f"worker{(rank + 1) % world}"
+    rref1 = rpc.remote(dst, random_tensor)
+    rref2 = rpc.remote(dst, random_tensor)
+    before = rref1.to_here().data.copy()  # outside the context: FAST mode needs every fetch in it used
+    with dist_autograd.context() as cid:
+        loss = rref1.to_here() + rref2.to_here()
+        dist_autograd.backward(cid, [loss.sum()])
+        optimizer = DistributedOptimizer(mg.optim.SGD, [rref1, rref2], lr=spec["lr"])
+        optimizer.step(cid)
+    after = rref1.to_here().data.copy()
+    load_mpi().COMM_WORLD.Barrier()
+    rpc.shutdown()
+    return (before - after).tolist()

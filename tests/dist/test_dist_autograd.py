@@ -1,0 +1,88 @@
+"""Distributed autograd vs the same computation run locally, FAST and SMART modes, optimizer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.dist import programs_rpc as programs
+from tests.dist.conftest import get_pool
+
+pytestmark = pytest.mark.timeout(600)
+
+OPS = sorted(programs.OPS)
+
+
+def program_strategy(world_size, unused_outputs):
+    step = st.tuples(st.sampled_from(OPS), st.lists(st.integers(0, 20), min_size=2, max_size=2),
+                     st.integers(0, world_size - 1))
+    return st.fixed_dictionaries({
+        "seed": st.integers(0, 2**16),
+        "n": st.integers(1, 3),
+        "leaves": st.integers(1, 3),
+        "steps": st.lists(step, min_size=1, max_size=6),
+        "loss_uses": st.lists(st.integers(0, 20), min_size=1, max_size=3) if unused_outputs else st.none(),
+    })
+
+
+def check(result):
+    res = result[0]["result"]
+    np.testing.assert_allclose(res["loss"][0], res["loss"][1], rtol=1e-12)
+    for got, want in zip(res["dist"], res["local"]):
+        if want is None:
+            assert got is None or not np.any(got)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert all(r["contexts_left"] == 0 for r in result), "contexts must be released on every worker"
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_fast_mode_matches_local_when_every_rpc_output_is_used(world_size):
+    pool = get_pool(world_size)
+
+    @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(spec=program_strategy(world_size, unused_outputs=False))
+    def run(spec):
+        check(pool.run(programs.dist_autograd_vs_local, dict(spec, mode="fast")))
+
+    run()
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_smart_mode_matches_local_with_unused_rpc_outputs(world_size):
+    pool = get_pool(world_size)
+
+    @settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(spec=program_strategy(world_size, unused_outputs=True))
+    def run(spec):
+        check(pool.run(programs.dist_autograd_vs_local, dict(spec, mode="smart")))
+
+    run()
+
+
+def test_fast_mode_detects_the_unused_rpc_case_and_suggests_smart():
+    out = get_pool(2).run(programs.fast_mode_unused_rpc, {"mode": "fast"})[0]
+    assert "mode='smart'" in out["error"] and "received only part of their gradients" in out["error"]
+
+
+def test_smart_mode_gives_local_gradients_for_the_unused_rpc_case():
+    grads = get_pool(2).run(programs.fast_mode_unused_rpc, {"mode": "smart"})[0]["grads"]
+    assert grads["a"] == [[1.0] * 3] * 3 and grads["b"] == [[1.0] * 3] * 3
+    assert grads["c"] is None
+
+
+def test_error_on_a_remote_worker_during_backward_reaches_the_caller():
+    out = get_pool(2).run(programs.remote_error_in_backward, {})[0]
+    assert "backward exploded on worker1" in out["error"]
+
+
+def test_contexts_are_released_on_every_worker():
+    assert get_pool(3).run(programs.contexts_released_everywhere, {"n": 20}) == [0, 0, 0]
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_distributed_optimizer_steps_remote_parameters(world_size):
+    for delta in get_pool(world_size).run(programs.distributed_optimizer, {"lr": 0.05}):
+        np.testing.assert_allclose(delta, np.full((3, 3), 0.05), rtol=1e-6)
