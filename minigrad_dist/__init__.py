@@ -3,9 +3,15 @@
 Process groups and collectives (``init_process_group``, ``all_reduce``, ...),
 ``DistributedDataParallel`` with a bucketed Reducer, and ``DistributedSampler``.
 Launch scripts with ``mpiexec -n N python script.py``.
+
+Reliability: an uncaught exception on any rank aborts the whole job
+(``failure``), ``MINIGRAD_DIST_DEBUG=detail`` checks that ranks call matching
+collectives (``debug``), and ``save_checkpoint`` / ``load_checkpoint`` resume
+training exactly (``checkpoint``).
 """
 
 from minigrad_dist import algorithms
+from minigrad_dist.checkpoint import LoadedCheckpoint, load_checkpoint, save_checkpoint
 from minigrad_dist.collectives import (
     NON_GROUP_MEMBER,
     all_gather,
@@ -30,6 +36,8 @@ from minigrad_dist.collectives import (
     scatter_object_list,
 )
 from minigrad_dist.ddp.distributed import DistributedDataParallel
+from minigrad_dist.debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
+from minigrad_dist.failure import install_failure_handlers, uninstall_failure_handlers
 from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup, Work
 from minigrad_dist.sampler import DistributedSampler
 
@@ -40,4 +48,7 @@ __all__ = [
     "destroy_process_group", "gather", "gather_object", "get_default_group", "get_local_rank", "get_rank",
     "get_world_size", "init_process_group", "is_initialized", "new_group", "reduce", "reduce_scatter",
     "scatter", "scatter_object_list",
+    "DebugLevel", "get_debug_level", "set_debug_level", "set_debug_level_from_env",
+    "install_failure_handlers", "uninstall_failure_handlers",
+    "LoadedCheckpoint", "load_checkpoint", "save_checkpoint",
 ]

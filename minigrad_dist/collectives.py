@@ -23,6 +23,8 @@ import os
 
 from minigrad import backend
 from minigrad.tensor import Tensor
+from minigrad_dist import debug as _debug
+from minigrad_dist.failure import install_failure_handlers
 from minigrad_dist.mpi import load_mpi
 from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup
 
@@ -65,8 +67,13 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
     On machines with CUDA devices, each rank selects device
     ``local_rank % device_count``.
 
+    Also installs ``failure.install_failure_handlers()`` (an uncaught
+    exception on any rank aborts the whole job) and reads
+    ``MINIGRAD_DIST_DEBUG`` (``detail``: check that ranks call matching
+    collectives, see ``minigrad_dist.debug``).
+
     Raises:
-        ValueError: unknown backend.
+        ValueError: unknown backend, or an unknown ``MINIGRAD_DIST_DEBUG`` level.
         RuntimeError: the default group already exists.
         ImportError: mpi4py is missing (says how to install it).
     """
@@ -75,6 +82,8 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
     if _world.default_group is not None:
         raise RuntimeError("init_process_group was already called; call destroy_process_group() first")
     MPI = load_mpi()
+    install_failure_handlers()
+    _debug.set_debug_level_from_env()
     comm = comm if comm is not None else MPI.COMM_WORLD
     if round_robin_channels >= 2:
         _world.default_group = RoundRobinProcessGroup(comm, num_channels=round_robin_channels)

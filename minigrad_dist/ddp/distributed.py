@@ -155,6 +155,16 @@ class DistributedDataParallel(Module):
         """
         return Join(self, divide_by_initial_world_size=divide_by_initial_world_size, enable=enable)
 
+    def close(self) -> None:
+        """Release DDP's resources: hooks and the Reducer's communicator.
+
+        Collective: call it on every rank (MPI frees communicators together).
+        MPI limits how many communicators a process may hold (about 2000 with
+        MPICH), so long-lived processes that create many DDP wrappers should
+        close the ones they are done with.
+        """
+        self.reducer.close()
+
     def __del__(self):
         reducer = self.__dict__.get("reducer") if hasattr(self, "__dict__") else None
         if reducer is not None:

@@ -348,6 +348,13 @@ class Reducer:
             handle.remove()
         self._hook_handles = []
 
+    def close(self) -> None:
+        """Remove the hooks and free the control communicator (collective: every rank calls it)."""
+        self.remove_hooks()
+        if self.control is not None:
+            self.control.destroy()
+            self.control = None
+
 
 def _copy_result(bucket, result) -> None:
     """Put a reduction's result into the bucket buffer (unless it is the buffer itself)."""

@@ -1,27 +1,18 @@
-"""Fixtures for multi-process tests: one persistent MPI pool per world size."""
+"""Fixtures for multi-process tests: one persistent MPI pool per world size (shared with the testing kit)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.dist.mpi_pool import MPIPool
+from minigrad_dist.testing.pool import close_pools, get_pool
 
-_pools: dict[int, MPIPool] = {}
-
-
-def get_pool(world_size: int) -> MPIPool:
-    """The shared pool of ``world_size`` ranks (started on first use)."""
-    pool = _pools.get(world_size)
-    if pool is None:
-        pool = _pools[world_size] = MPIPool(world_size)
-    return pool
+__all__ = ["get_pool"]
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _close_pools():
     yield
-    for pool in _pools.values():
-        pool.close()
+    close_pools()
 
 
 @pytest.fixture(params=[1, 2, 3, 4], ids=lambda n: f"world{n}")

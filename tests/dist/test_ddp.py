@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from minigrad_dist.testing import assert_ddp_matches_local, strategies
 from tests.dist import programs_ddp as programs
 from tests.dist.conftest import get_pool
 
@@ -22,51 +23,29 @@ pytestmark = pytest.mark.timeout(600)
 SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
-def spec_strategy():
-    return st.fixed_dictionaries(
-        {
-            "in_features": st.integers(1, 6),
-            "hidden": st.lists(st.integers(1, 8), min_size=0, max_size=3),
-            "classes": st.integers(2, 4),
-            "activation": st.sampled_from(["tanh", "relu", "sigmoid"]),
-            "unused_branch": st.booleans(),
-            "bucket_cap_mb": st.sampled_from([1e-6, 1e-4, 25.0]),
-            "batch_per_rank": st.integers(1, 4),
-            "steps": st.integers(1, 3),
-            "data_seed": st.integers(0, 2**16),
-            "model_seed": st.integers(0, 2**16),
-            "gradient_as_bucket_view": st.booleans(),
-        }
-    )
-
-
 def assert_close(a, b, rtol=1e-10, atol=1e-12, what=""):
     assert (a is None) == (b is None), f"{what}: one gradient is None"
     if a is not None:
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=what)
 
 
-def check_ddp_matches_local(results):
-    local = results[0]["local"]
-    for rank, res in enumerate(results):
-        for step, (got, want) in enumerate(zip(res["grads"], local["grads"])):
-            for name in want:
-                assert_close(got[name], want[name], what=f"rank {rank} step {step} grad {name}")
-        for name in local["params"]:
-            np.testing.assert_allclose(res["params"][name], local["params"][name], rtol=1e-10, atol=1e-12)
-            assert res["params"][name].tobytes() == results[0]["params"][name].tobytes(), (
-                f"parameter {name} differs bitwise between rank 0 and rank {rank}"
-            )
-
-
 @pytest.mark.parametrize("world_size", [1, 2, 3, 4])
 def test_ddp_gradients_and_training_equal_local(world_size):
-    pool = get_pool(world_size)
+    """Drawn models, data and DDP options, through the testing kit's oracle.
+
+    After every step, every rank's gradients equal one process's on the full
+    batch within 1e-10 relative (float64), its parameters likewise, and the
+    parameters are bitwise identical across ranks.
+    """
 
     @SETTINGS
-    @given(spec=spec_strategy())
-    def check(spec):
-        check_ddp_matches_local(pool.run(programs.ddp_vs_local, spec))
+    @given(case=strategies.ddp_cases(world_size))
+    def check(case):
+        assert_ddp_matches_local(
+            case.model_fn, case.data, world_size=world_size, rtol=1e-10, atol=1e-12,
+            optimizer="SGD", optimizer_kwargs={"lr": 0.1, "momentum": 0.9},
+            ddp_kwargs=case.ddp_kwargs, seed=case.seed,
+        )
 
     check()
 

@@ -11,8 +11,8 @@ Case modules (``cases_core.py``, ``cases_nn.py``) append to ``CASES`` with ``cas
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
