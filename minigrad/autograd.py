@@ -8,12 +8,16 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import backend, engine
+from minigrad.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from minigrad.function import FunctionNode
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.grad_mode import no_grad
 from minigrad.tensor import Tensor
 
-__all__ = ["backward", "grad", "Function", "gradcheck", "GradcheckError"]
+__all__ = [
+    "backward", "grad", "Function", "gradcheck", "GradcheckError", "set_detect_anomaly", "detect_anomaly",
+    "is_anomaly_enabled",
+]
 
 
 def _as_tuple(x):

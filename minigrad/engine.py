@@ -29,6 +29,8 @@ from __future__ import annotations
 import heapq
 import threading
 
+from minigrad.anomaly import _mode as _anomaly
+from minigrad.anomaly import check_gradients
 from minigrad.function import AccumulateGrad
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.tensor import Tensor
@@ -177,10 +179,13 @@ class GraphTask:
         if node.num_outputs > 1 and any(g is None for g in grads):
             grads = _materialize_missing(node, grads)
         try:
-            return node.run_backward(grads, self.create_graph)
+            result = node.run_backward(grads, self.create_graph)
         except Exception as error:
             error.add_note(f"(raised in the backward of {node.name()})")
             raise
+        if _anomaly.enabled:
+            check_gradients(node, result)
+        return result
 
     def _capture(self, node, grads):
         """Store the gradients arriving for captured ``(node, output_nr)`` keys."""

@@ -39,6 +39,8 @@ import weakref
 import numpy as np
 
 from minigrad import backend
+from minigrad.anomaly import _mode as _anomaly
+from minigrad.anomaly import forward_trace
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.tensor import Tensor
 
@@ -174,6 +176,8 @@ class FunctionNode(Node):
         self.needs_input_grad = tuple(needs)
         self.priority = -next(_sequence)
         self._pre_hooks = None
+        if _anomaly.enabled:
+            self._forward_trace = forward_trace()
 
     # -- what forward keeps for backward --------------------------------
 

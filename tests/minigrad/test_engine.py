@@ -422,3 +422,20 @@ def test_graph_is_freed_when_outputs_die():
 def test_requires_grad_on_integer_tensor_raises():
     with pytest.raises(RuntimeError, match="floating point"):
         mg.tensor([1, 2], requires_grad=True)
+
+
+def test_anomaly_mode_names_the_op_whose_backward_made_nan_or_inf():
+    x = leaf([1.0, 0.0, 2.0])
+    with np.errstate(divide="ignore", invalid="ignore"), mg.autograd.detect_anomaly():
+        y = x.log()  # the line the error must point at
+        with pytest.raises(RuntimeError, match=r"'LogBackward' returned inf .* input 0") as info:
+            y.sum().backward()
+    assert "y = x.log()" in str(info.value)
+    assert not mg.autograd.is_anomaly_enabled()
+
+
+def test_without_anomaly_mode_nan_gradients_pass_silently():
+    x = leaf([0.0])
+    with np.errstate(divide="ignore"):
+        x.log().sum().backward()
+    assert np.isinf(x.grad.data).all()
