@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+import time
 
 from minigrad.anomaly import _mode as _anomaly
 from minigrad.anomaly import check_gradients
@@ -42,6 +43,23 @@ class _TaskStack(threading.local):
 
 
 _current = _TaskStack()
+
+
+_observers = []
+
+
+def add_node_observer(observer) -> None:
+    """Call ``observer(node, start, end)`` (``time.perf_counter`` seconds) after each node runs.
+
+    For timelines (DDP tracing). Costs nothing while no observer is registered.
+    """
+    _observers.append(observer)
+
+
+def remove_node_observer(observer) -> None:
+    """Stop calling ``observer`` (no error if it was not registered)."""
+    if observer in _observers:
+        _observers.remove(observer)
 
 
 def queue_callback(callback) -> None:
@@ -99,9 +117,18 @@ class GraphTask:
         _grad_state.enabled = self.create_graph
         try:
             ready = self.ready
-            while ready:
+            observers = _observers
+            if not observers:
+                while ready:
+                    _, node = heapq.heappop(ready)
+                    self._run_node(node)
+            while ready:  # someone records a timeline: time every node
                 _, node = heapq.heappop(ready)
+                start = time.perf_counter()
                 self._run_node(node)
+                end = time.perf_counter()
+                for observer in observers:
+                    observer(node, start, end)
         finally:
             _grad_state.enabled = previous_mode
             _current.tasks.pop()

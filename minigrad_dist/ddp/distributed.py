@@ -9,6 +9,7 @@ rank holds the same ``.grad`` and the optimizer keeps the replicas equal.
 from __future__ import annotations
 
 import contextlib
+import os
 
 from minigrad.grad_mode import is_grad_enabled
 from minigrad.nn.module import Module
@@ -17,6 +18,7 @@ from minigrad_dist.ddp.bucket import FIRST_BUCKET_CAP_BYTES
 from minigrad_dist.ddp.join import Join
 from minigrad_dist.ddp.reducer import Reducer
 from minigrad_dist.ddp.state_sync import broadcast_coalesced, verify_same_parameters
+from minigrad_dist.ddp.trace import Tracer, plot_gantt, write_trace
 from minigrad_dist.process_group import ProcessGroup
 
 
@@ -42,6 +44,9 @@ class DistributedDataParallel(Module):
             (saves one model's worth of memory; ``.grad`` is overwritten by the
             next iteration's reduction).
         process_group: the group to average over (default: the world).
+        first_bucket_cap_mb: cap of the first bucket (default 1 MiB, as upstream).
+        trace: record a timeline of each backward (see ``ddp.trace``; default:
+            the ``MINIGRAD_DDP_TRACE`` environment variable). Save it with ``save_trace``.
 
     Warning:
         Every rank must construct DDP, run forward and backward the same
@@ -68,6 +73,7 @@ class DistributedDataParallel(Module):
         gradient_as_bucket_view: bool = False,
         process_group=None,
         first_bucket_cap_mb: float | None = None,
+        trace: bool | None = None,
     ):
         super().__init__()
         if not isinstance(module, Module):
@@ -101,6 +107,11 @@ class DistributedDataParallel(Module):
         )
         self.reducer.timeout = collectives._world.timeout
         self._join = None
+        if trace is None:
+            trace = os.environ.get("MINIGRAD_DDP_TRACE", "").strip() not in ("", "0")
+        if trace:
+            self.reducer.tracer = Tracer(group.rank())
+            self.reducer.tracer.start()
 
     def _buffer_arrays(self):
         return [b.data for b in self.module.buffers()]
@@ -155,6 +166,26 @@ class DistributedDataParallel(Module):
         """
         return Join(self, divide_by_initial_world_size=divide_by_initial_world_size, enable=enable)
 
+    def save_trace(self, path, png: bool = True):
+        """Write the recorded timeline of every rank (collective: call it on every rank).
+
+        Rank 0 writes ``path`` (Chrome trace event JSON; open it in Perfetto) and,
+        with ``png`` and matplotlib installed, the Gantt chart next to it.
+        Returns the paths written (on rank 0; None elsewhere).
+
+        Raises:
+            RuntimeError: tracing is off (pass ``trace=True`` or set ``MINIGRAD_DDP_TRACE=1``).
+        """
+        tracer = self.reducer.tracer
+        if tracer is None:
+            raise RuntimeError("save_trace: tracing is off; construct DDP with trace=True or set MINIGRAD_DDP_TRACE=1")
+        gathered = self.process_group.gather_obj((tracer.rank, tracer.events), 0)
+        if self.process_group.rank() != 0:
+            return None
+        json_path = write_trace(path, gathered)
+        png_path = plot_gantt(json_path, gathered) if png else None
+        return json_path, png_path
+
     def close(self) -> None:
         """Release DDP's resources: hooks and the Reducer's communicator.
 
@@ -163,9 +194,13 @@ class DistributedDataParallel(Module):
         MPICH), so long-lived processes that create many DDP wrappers should
         close the ones they are done with.
         """
+        if self.reducer.tracer is not None:
+            self.reducer.tracer.stop()
         self.reducer.close()
 
     def __del__(self):
         reducer = self.__dict__.get("reducer") if hasattr(self, "__dict__") else None
         if reducer is not None:
+            if reducer.tracer is not None:
+                reducer.tracer.stop()
             reducer.remove_hooks()

@@ -99,6 +99,7 @@ class Reducer:
         self._needs_rebuild = True
         self._warned_nothing_unused = False
         self.num_iterations = 0
+        self.tracer = None  # a trace.Tracer while a timeline is recorded
 
     # -- step 1: buckets --------------------------------------------------------------
 
@@ -180,8 +181,14 @@ class Reducer:
         index = self._index_of[id(param)]
         if self._marked[index]:
             return  # a second accumulation in the same backward: the bucket already holds it
+        if self.tracer is None:
+            self._mark_ready(index, has_grad=True)
+            self._drive_progress()
+            return
+        start = self.tracer.now()
         self._mark_ready(index, has_grad=True)
         self._drive_progress()
+        self.tracer.span("hooks", f"hook {self.names[index]}", start, self.tracer.now(), param=self.names[index])
 
     def _mark_ready(self, index, has_grad) -> None:
         bucket, slot = self._location[index]
@@ -196,6 +203,8 @@ class Reducer:
             self._arrival_order.append(index)
         bucket.pending -= 1
         if bucket.pending == 0:
+            if self.tracer is not None:
+                self.tracer.instant("buckets", f"bucket {bucket.index} ready", bucket=bucket.index)
             self._launch_ready_buckets()
 
     # -- step 4: launch in order -----------------------------------------------------------
@@ -207,6 +216,9 @@ class Reducer:
             self._next_bucket += 1
 
     def _launch(self, bucket) -> None:
+        if self.tracer is not None:
+            self._launch_traced(bucket)
+            return
         if self.comm_hook is not None:
             is_last = bucket.index == len(self.buckets) - 1
             bucket.future = self.comm_hook(self.comm_hook_state, GradBucket(bucket, is_last))
@@ -214,6 +226,19 @@ class Reducer:
         xp = backend.get_array_module(bucket.buffer)
         xp.divide(bucket.buffer, self.div_factor, out=bucket.buffer)
         bucket.future = self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
+
+    def _launch_traced(self, bucket) -> None:
+        tracer = self.tracer
+        self.tracer = None
+        start = tracer.now()
+        try:
+            self._launch(bucket)
+        finally:
+            self.tracer = tracer
+        name = f"allreduce bucket {bucket.index}"
+        bucket.future.add_done_callback(
+            lambda _: tracer.span("allreduce", name, start, tracer.now(), bucket=bucket.index, bytes=bucket.nbytes)
+        )
 
     # -- step 5: progress ---------------------------------------------------------------------
 
@@ -229,9 +254,12 @@ class Reducer:
         self._iteration_started = False
         missing = self._missing_params()
         globally_used = self._agree(missing)
+        wait_start = self.tracer.now() if self.tracer is not None else None
         for bucket in self.buckets:
             result = bucket.future.wait(self.timeout)
             _copy_result(bucket, result)
+        if wait_start is not None:
+            self.tracer.span("finalize", "wait for allreduces", wait_start, self.tracer.now())
         self._write_gradients(globally_used)
         self.num_iterations += 1
         if self._needs_rebuild:

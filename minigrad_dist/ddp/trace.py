@@ -1,0 +1,142 @@
+"""DDP timelines: what each rank did during backward, as a Chrome trace and a Gantt chart.
+
+Switch it on with ``DistributedDataParallel(model, trace=True)`` or the
+environment variable ``MINIGRAD_DDP_TRACE=1``; it is off by default and
+then costs nothing but a few ``is None`` tests per backward. Each rank
+records, with one clock (``time.perf_counter``, shared by processes on one
+machine), on these lanes:
+
+* ``backward``: every graph node the autograd executor ran;
+* ``hooks``: every gradient hook (a parameter's gradient copied into its bucket);
+* ``buckets``: the moment each bucket became ready;
+* ``allreduce``: each bucket's reduction, from launch to the moment a test
+  or wait saw it complete (MPI completes requests only inside MPI calls,
+  so this is when *we* saw it);
+* ``finalize``: the end-of-backward wait for all reductions.
+
+``DistributedDataParallel.save_trace(path)`` (collective) gathers every
+rank's events to rank 0, which writes ``path`` in Chrome's trace event
+JSON format (open it in https://ui.perfetto.dev or chrome://tracing) and,
+with matplotlib installed, ``path`` with a ``.png`` suffix: a Gantt chart of
+all ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from minigrad import engine
+
+LANES = ("backward", "hooks", "buckets", "allreduce", "finalize")
+
+
+class Tracer:
+    """Collects one rank's timeline events (see the module docstring)."""
+
+    def __init__(self, rank: int):
+        self.rank = rank
+        self.events = []
+        self._observing = False
+
+    def start(self) -> None:
+        """Begin recording backward nodes (hooks and buckets are recorded by the Reducer)."""
+        if not self._observing:
+            engine.add_node_observer(self._node_ran)
+            self._observing = True
+
+    def stop(self) -> None:
+        """Stop recording backward nodes."""
+        if self._observing:
+            engine.remove_node_observer(self._node_ran)
+            self._observing = False
+
+    def _node_ran(self, node, start, end) -> None:
+        self.span("backward", node.name(), start, end)
+
+    def span(self, lane: str, name: str, start: float, end: float, **args) -> None:
+        """An event with a duration (seconds of ``time.perf_counter``)."""
+        self.events.append(("X", lane, name, start, end, args))
+
+    def instant(self, lane: str, name: str, **args) -> None:
+        """A point event, now."""
+        now = time.perf_counter()
+        self.events.append(("i", lane, name, now, now, args))
+
+    def now(self) -> float:
+        """The tracer's clock."""
+        return time.perf_counter()
+
+
+def chrome_trace(events_by_rank) -> dict:
+    """Chrome trace event JSON (a dict) from ``[(rank, events), ...]``."""
+    origin = min((e[3] for _, events in events_by_rank for e in events), default=0.0)
+    trace = []
+    for rank, events in events_by_rank:
+        trace.append({"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}})
+        for lane_id, lane in enumerate(LANES):
+            trace.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": lane_id, "args": {"name": lane}})
+        for phase, lane, name, start, end, args in events:
+            event = {
+                "name": name,
+                "cat": lane,
+                "ph": phase,
+                "ts": round((start - origin) * 1e6, 3),
+                "pid": rank,
+                "tid": LANES.index(lane),
+                "args": {k: _jsonable(v) for k, v in args.items()},
+            }
+            if phase == "X":
+                event["dur"] = round(max(end - start, 0.0) * 1e6, 3)
+            else:
+                event["s"] = "t"
+            trace.append(event)
+    return {"traceEvents": trace, "displayTimeUnit": "ms"}
+
+
+def _jsonable(value):
+    return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
+
+
+def write_trace(path, events_by_rank) -> Path:
+    """Write the Chrome trace JSON of every rank to ``path``; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(chrome_trace(events_by_rank)))
+    return path
+
+
+def plot_gantt(path, events_by_rank) -> Path | None:
+    """A Gantt chart PNG of all ranks (None when matplotlib is not installed)."""
+    try:
+        import matplotlib  # noqa: PLC0415  (optional: only for the picture)
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError:
+        return None
+    origin = min((e[3] for _, events in events_by_rank for e in events), default=0.0)
+    colors = {"backward": "tab:blue", "hooks": "tab:green", "buckets": "tab:orange",
+              "allreduce": "tab:red", "finalize": "tab:gray"}
+    ranks = [rank for rank, _ in events_by_rank]
+    fig, ax = plt.subplots(figsize=(11, 1.2 + 1.3 * len(ranks)))
+    labels, positions = [], []
+    for r_index, (rank, events) in enumerate(events_by_rank):
+        for lane_id, lane in enumerate(LANES):
+            y = r_index * (len(LANES) + 1) + lane_id
+            labels.append(f"rank {rank} {lane}")
+            positions.append(y)
+            bars = [((e[3] - origin) * 1e3, max((e[4] - e[3]) * 1e3, 0.02)) for e in events if e[1] == lane]
+            if bars:
+                ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colors[lane])
+    ax.set_yticks(positions)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.set_title("DDP backward: ops, hooks, bucket readiness and allreduces per rank")
+    fig.tight_layout()
+    png = Path(path).with_suffix(".png")
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
