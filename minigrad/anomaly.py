@@ -15,7 +15,6 @@ import traceback
 
 from minigrad.backend import get_array_module
 
-
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
