@@ -34,6 +34,7 @@ backward itself is recorded).
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 
 import numpy as np
@@ -281,20 +282,45 @@ class AccumulateGrad(Node):
         if grad_map is not None:
             old = grad_map.get(var)
             if old is None:
-                grad_map[var] = grad if create_graph else Tensor._make(grad.data.copy(), False, None, 0)
+                grad_map[var] = grad if create_graph else _owned(grad)
             else:
                 grad_map[var] = _add_grads(old, grad, create_graph)
             return
         old = var.grad
         if old is None:
-            # Own the memory: the incoming array may be shared with other gradients
-            # (a + b hands both the same array) or be a read-only broadcast view.
-            var.grad = grad if create_graph else Tensor._make(grad.data.copy(), False, None, 0)
+            var.grad = grad if create_graph else _owned(grad)
         else:
             var.grad = _add_grads(old, grad, create_graph)
         if var._post_accumulate_hooks:
             for hook in var._post_accumulate_hooks:
                 hook(var)
+
+
+# References to a gradient that nobody else holds, counted inside _owned: for the
+# Tensor, the executor's buffer, accumulate's argument, _owned's argument and
+# getrefcount's; for its array, the Tensor's slot, _owned's local and getrefcount's.
+_SOLE_TENSOR_REFS = 4
+_SOLE_ARRAY_REFS = 3
+
+
+def _owned(grad):
+    """A gradient whose memory the leaf owns alone.
+
+    The incoming array may be shared (``a + b`` hands both inputs the same
+    Tensor; a hook or ``retain_grad`` may keep it; the caller of ``backward``
+    holds the seed) or be a read-only broadcast view; then it is copied.
+    Otherwise, like PyTorch, it is taken over without a copy.
+    """
+    data = grad.data
+    if (
+        type(data) is _ndarray
+        and data.base is None
+        and data.flags.writeable
+        and sys.getrefcount(grad) <= _SOLE_TENSOR_REFS
+        and sys.getrefcount(data) <= _SOLE_ARRAY_REFS
+    ):
+        return Tensor._make(data, False, None, 0)
+    return Tensor._make(data.copy(), False, None, 0)
 
 
 def _add_grads(a, b, create_graph):

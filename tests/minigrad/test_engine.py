@@ -439,3 +439,20 @@ def test_without_anomaly_mode_nan_gradients_pass_silently():
     with np.errstate(divide="ignore"):
         x.log().sum().backward()
     assert np.isinf(x.grad.data).all()
+
+
+def test_leaf_gradients_never_share_memory_with_other_gradients_or_the_caller():
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    seed = mg.tensor([1.0, 1.0], dtype=mg.float64)
+    (a + b).backward(seed)
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    assert not np.shares_memory(a.grad.data, seed.data)
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    y.retain_grad()
+    (y + 0).sum().backward()
+    assert not np.shares_memory(x.grad.data, y.grad.data)
+    z = leaf([[1.0, 2.0], [3.0, 4.0]])
+    z.sum().backward()  # the gradient arrives as a read-only broadcast view
+    z.grad.data *= 2  # must be writable
+    np.testing.assert_allclose(z.grad.data, 2.0)
