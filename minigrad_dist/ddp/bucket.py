@@ -75,9 +75,9 @@ class Bucket:
             self.offsets.append(total)
             total += size
         first = self.params[0]
-        xp = backend.module_for_device(first.device)
+        self.xp = backend.module_for_device(first.device)
         with backend.device_context(first.device):
-            self.buffer = xp.zeros(total, dtype=first.dtype)
+            self.buffer = self.xp.zeros(total, dtype=first.dtype)
         self.pending = len(self.params)
         self.future = None
 

@@ -12,14 +12,15 @@ The algorithm, in the order the code below follows it:
    autograd graph is walked from the outputs and the parameters it does not
    reach are remembered as unused.
 3. **Hook: a gradient is ready.** When a parameter's ``.grad`` was
-   accumulated, its hook copies the gradient into the parameter's slot of
-   its bucket and decrements the bucket's pending count. The first hook of
+   accumulated, its hook copies the gradient, divided by the world size,
+   into the parameter's slot of its bucket (a comm hook gets it undivided)
+   and decrements the bucket's pending count. The first hook of
    an iteration also queues the end-of-backward callback (step 6) and marks
    the unused parameters ready (their slots hold zeros).
 4. **Launch in bucket order.** A bucket whose count reached zero is ready.
    Ready buckets are launched, strictly in bucket-index order on every rank
    (a bucket waits for all lower-index buckets), as an asynchronous
-   allreduce of the averaged buffer, or through the registered comm hook.
+   allreduce (sum) of the pre-divided buffer, or through the registered comm hook.
 5. **Progress.** MPI advances a nonblocking collective only inside MPI
    calls, so every hook also tests the in-flight reductions: communication
    moves forward while the backward pass computes.
@@ -194,7 +195,12 @@ class Reducer:
         bucket, slot = self._location[index]
         view = bucket.view(slot)
         if has_grad:
-            view[...] = self.params[index].grad.data
+            grad = self.params[index].grad.data
+            if self.comm_hook is None:
+                # Average on the way in: one pass instead of a copy plus a division of the bucket.
+                bucket.xp.divide(grad, self.div_factor, out=view)
+            else:
+                view[...] = grad  # comm hooks see the raw sum and average themselves
             self._used[index] = True
         else:
             view[...] = 0
@@ -223,8 +229,6 @@ class Reducer:
             is_last = bucket.index == len(self.buckets) - 1
             bucket.future = self.comm_hook(self.comm_hook_state, GradBucket(bucket, is_last))
             return
-        xp = backend.get_array_module(bucket.buffer)
-        xp.divide(bucket.buffer, self.div_factor, out=bucket.buffer)
         bucket.future = self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
 
     def _launch_traced(self, bucket) -> None:
