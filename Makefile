@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean notebooks notebooks-build
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,14 @@ lint: $(VENV)/.installed
 
 test: $(VENV)/.installed lint
 	$(PY) -m pytest -q
+
+# The teaching notebooks, run headless with their assertions (`make test` runs them too, as tests/).
+notebooks: $(VENV)/.installed
+	$(PY) -m pytest -q tests/test_notebooks.py
+
+# Rebuild examples/notebooks/*.ipynb after editing their sources (examples/notebooks/sources/*.py).
+notebooks-build: $(VENV)/.installed
+	$(PY) examples/notebooks/build.py
 
 # Benchmarks compare with PyTorch; OPENBLAS_CORETYPE slows a current NumPy (see env notes).
 bench: $(VENV)/.installed

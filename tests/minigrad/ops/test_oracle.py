@@ -32,8 +32,9 @@ from tests.minigrad.ops.op_cases import CASES
 
 FORWARD_RTOL = 1e-10
 GRAD_RTOL = 1e-8
-# Absolute slack for entries that cancel to about zero (x - mean(x)): a few ulps of the inputs' scale.
-ATOL = 1e-12
+# Absolute slack for entries that cancel to about zero (x - mean(x), second-order terms):
+# a few thousand ulps of the array's own scale, so a true zero computed as 1e-13 passes.
+ATOL = 1e-11
 
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -53,7 +54,8 @@ def _assert_close(mine, theirs, rtol, what):
     mine, theirs = _as_numpy(mine), _as_numpy(theirs)
     assert mine.shape == theirs.shape, f"{what}: shape {mine.shape}, PyTorch {theirs.shape}"
     assert mine.dtype == theirs.dtype, f"{what}: dtype {mine.dtype}, PyTorch {theirs.dtype}"
-    np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=ATOL, err_msg=what)
+    scale = float(np.abs(theirs).max()) if theirs.size and theirs.dtype.kind in "fc" else 1.0
+    np.testing.assert_allclose(mine, theirs, rtol=rtol, atol=ATOL * max(1.0, scale), err_msg=what)
 
 
 def _assert_grads_match(mg_inputs, torch_inputs):
