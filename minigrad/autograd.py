@@ -52,6 +52,13 @@ def _root_gradients(outputs, grad_outputs, create_graph, fn):
             g = Tensor._make(_ones_like(out.data), False, None, 0)
         else:
             if not isinstance(g, Tensor):
+                numeric = isinstance(g, (int, float, np.number)) or (
+                    backend.is_array(g) and g.dtype.kind in "biufc"
+                )
+                if not numeric:
+                    raise TypeError(
+                        f"{fn}: gradient {i} must be a Tensor, an array or a number, got {type(g).__name__}"
+                    )
                 g = Tensor(backend.as_array(g, dtype=out.dtype, device=out.device))
             if g.shape != out.shape:
                 raise RuntimeError(
@@ -325,7 +332,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
         numerical = _numerical_jacobian(fn, inputs, checked, o_idx, eps)
         for i, a, n in zip(checked, analytical, numerical):
             if not np.allclose(a, n, atol=atol, rtol=rtol):
-                worst = np.unravel_index(np.argmax(np.abs(a - n)), a.shape)
+                worst = tuple(int(i) for i in np.unravel_index(np.argmax(np.abs(a - n)), a.shape))
                 message = (
                     f"gradcheck: Jacobian mismatch for output {o_idx} w.r.t. input {i} "
                     f"(shape {tuple(inputs[i].shape)}); at (output element, input element) {worst}: "
