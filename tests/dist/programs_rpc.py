@@ -19,6 +19,12 @@ from minigrad_dist.rpc import rref as rref_module
 from minigrad_dist.mpi import load_mpi
 
 
+def _polite_barrier():
+    request = load_mpi().COMM_WORLD.Ibarrier()
+    while not request.Test():
+        time.sleep(1e-4)
+
+
 def _start():
     comm = load_mpi().COMM_WORLD
     rank, world = comm.Get_rank(), comm.Get_size()
@@ -238,6 +244,7 @@ def dist_autograd_vs_local(spec):
         local_loss.backward()
         local = [None if t.grad is None else t.grad.data for t in local_leaves]
         out = {"dist": dist, "local": local, "loss": (float(loss.item()), float(local_loss.item()))}
+    _polite_barrier()  # count only after rank 0 left its context
     contexts = dist_autograd.live_context_count()
     rpc.shutdown()
     return {"result": out, "contexts_left": contexts}
@@ -303,7 +310,7 @@ def contexts_released_everywhere(spec):
                 loss = r1.to_here().sum()
                 dist_autograd.backward(cid, [loss])
             del r1
-    load_mpi().COMM_WORLD.Barrier()
+    _polite_barrier()
     contexts = dist_autograd.live_context_count()
     rpc.shutdown()
     return contexts
@@ -322,6 +329,6 @@ def distributed_optimizer(spec):
         optimizer = DistributedOptimizer(mg.optim.SGD, [rref1, rref2], lr=spec["lr"])
         optimizer.step(cid)
     after = rref1.to_here().data.copy()
-    load_mpi().COMM_WORLD.Barrier()
+    _polite_barrier()
     rpc.shutdown()
     return (before - after).tolist()
