@@ -16,7 +16,9 @@ PyTorch (the machine's speed drifts), and merges the medians:
   asynchronously in order and waited for) vs a raw mpi4py ``Allreduce`` of
   the same number of bytes.
 
-Writes ``benchmarks/results/ddp.json`` and ``ddp_bucket_sweep.png``.
+Also times the teaching ring allreduce (``algorithms.ring_allreduce``) beside
+MPI's Allreduce. Writes ``benchmarks/results/ddp.json``, ``ddp_bucket_sweep.png``
+and ``ddp_vs_local.png``.
 """
 
 from __future__ import annotations
@@ -101,17 +103,18 @@ def minigrad_role(quick):
     results = {}
     for name, (sizes, n) in {"small": SMALL, "large": LARGE}.items():
         x, y = batch(sizes, n, seed=rank)
-        repeat = (5 if quick else 20) if name == "small" else (2 if quick else 4)
+        repeat, rounds = ((5, 3) if quick else (20, 7)) if name == "small" else ((2, 2) if quick else (2, 4))
         local = mlp(sizes)
-        t_local = median_time(stepper(local, x, y, mg.optim.SGD(local.parameters(), lr=0.01)), repeat)
         model = mlp(sizes)
         ddp = dist.DistributedDataParallel(model)
-        t_ddp = median_time(stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01)), repeat)
+        local_step = stepper(local, x, y, mg.optim.SGD(local.parameters(), lr=0.01))
+        ddp_step = stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01))
+        t_local, t_ddp = alternate(local_step, ddp_step, rounds, repeat, comm)
         results[name] = {"local_ms": t_local * 1e3, "ddp_ms": t_ddp * 1e3}
         if name == "large":
-            t_no_overlap = median_time(
-                stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01), overlap=False, ddp=ddp), repeat
-            )
+            no_overlap = stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01), overlap=False, ddp=ddp)
+            t_overlap, t_no_overlap = alternate(ddp_step, no_overlap, rounds, repeat, comm)
+            results[name]["overlap_ms"] = t_overlap * 1e3
             results[name]["no_overlap_ms"] = t_no_overlap * 1e3
             results["throughput"] = reducer_throughput(ddp, comm, repeat=3 if quick else 8)
             sweep = {}
@@ -120,8 +123,42 @@ def minigrad_role(quick):
                 d = dist.DistributedDataParallel(m, bucket_cap_mb=cap)
                 t = median_time(stepper(d, x, y, mg.optim.SGD(d.parameters(), lr=0.01)), repeat)
                 sweep[str(cap)] = {"ddp_ms": t * 1e3, "buckets": len(d.reducer.buckets)}
+                d.close()
             results["bucket_sweep"] = sweep
+        ddp.close()
+    results["ring_allreduce"] = ring_vs_mpi(comm, quick)
     return results if rank == 0 else None
+
+
+def alternate(first, second, rounds, repeat, comm):
+    """Median step times of two step functions measured in alternating rounds (the machine drifts)."""
+    times_a, times_b = [], []
+    for _ in range(rounds):
+        comm.Barrier()
+        times_a.append(median_time(first, repeat))
+        comm.Barrier()
+        times_b.append(median_time(second, repeat))
+    return statistics.median(times_a), statistics.median(times_b)
+
+
+def ring_vs_mpi(comm, quick):
+    """The teaching ring allreduce vs MPI's Allreduce on the same float32 buffers."""
+    from mpi4py import MPI
+
+    import minigrad_dist as dist
+    from minigrad_dist.algorithms import ring_allreduce
+
+    group = dist.get_default_group()
+    out = {}
+    for size in [2**12, 2**18, 2**22] + ([] if quick else [2**24]):
+        buf = np.ones(size // 4, dtype=np.float32)
+        repeat = 20 if size < 2**20 else 5
+        comm.Barrier()
+        t_ring = median_time(lambda buf=buf: ring_allreduce(buf, group), repeat)
+        comm.Barrier()
+        t_mpi = median_time(lambda buf=buf: comm.Allreduce(MPI.IN_PLACE, buf, MPI.SUM), repeat)
+        out[str(size)] = {"ring_ms": t_ring * 1e3, "mpi_ms": t_mpi * 1e3, "ring_over_mpi": t_ring / t_mpi}
+    return out
 
 
 def reducer_throughput(ddp, comm, repeat):
@@ -249,6 +286,27 @@ def plot_sweep(report, path):
     fig.savefig(path, dpi=110)
 
 
+def plot_ddp_vs_local(report, path):
+    """Bars: local step and DDP step of both libraries, both MLPs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    titles = ("MLP 64-256-256-10, b64/rank", "MLP 1024-4096-4096-1024, b256/rank")
+    for ax, name, title in zip(axes, ("small", "large"), titles):
+        labels = ["minigrad local", "minigrad DDP", "PyTorch local", "PyTorch DDP (gloo)"]
+        values = [report["minigrad"][name]["local_ms"], report["minigrad"][name]["ddp_ms"],
+                  report["torch"][name]["local_ms"], report["torch"][name]["ddp_ms"]]
+        ax.bar(labels, values, color=["tab:blue", "tab:cyan", "tab:red", "tab:orange"])
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel("step time (ms), 2 ranks")
+        ax.tick_params(axis="x", labelrotation=25, labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
@@ -288,7 +346,10 @@ def main(argv=None):
         print(f"{name:5s} MLP: minigrad DDP {s['minigrad_ddp_ms']:9.2f} ms  torch DDP {s['torch_ddp_ms']:9.2f} ms  "
               f"ratio {s['ddp_ratio_minigrad_over_torch']:.2f}  |  DDP/local minigrad "
               f"{s['minigrad_ddp_over_local']:.2f}, torch {s['torch_ddp_over_local']:.2f}")
-    print(f"large MLP overlap off (allreduce after backward): {summary['large']['no_overlap_ms']:.1f} ms")
+    print(f"large MLP overlap on {mgr['large']['overlap_ms']:.1f} ms vs off (allreduce after backward) "
+          f"{summary['large']['no_overlap_ms']:.1f} ms")
+    print("ring allreduce / MPI Allreduce: " + ", ".join(
+        f"{int(k) // 1024} KiB {v['ring_over_mpi']:.2f}x" for k, v in mgr["ring_allreduce"].items()))
     th = mgr["throughput"]
     print(f"reducer allreduce {th['reducer_GBps']:.2f} GB/s vs raw mpi4py {th['raw_mpi4py_GBps']:.2f} GB/s "
           f"({th['ratio']:.0%}) on {th['bytes'] / 2**20:.0f} MiB")
@@ -298,7 +359,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     plot_sweep(report, out.with_name("ddp_bucket_sweep.png"))
-    print(f"wrote {out} and {out.with_name('ddp_bucket_sweep.png')}")
+    plot_ddp_vs_local(report, out.with_name("ddp_vs_local.png"))
+    print(f"wrote {out}, ddp_bucket_sweep.png and ddp_vs_local.png")
     return report
 
 
