@@ -225,12 +225,19 @@ _seeding = [None, 0]
 def manual_seed(seed: int) -> None:
     """Seed the random generators of every device (like ``torch.manual_seed``).
 
+    As in PyTorch, ``seed`` may lie in [-2**63, 2**64 - 1]; a negative seed
+    is remapped to ``2**64 - 1 + seed``.
+
     Raises:
         TypeError: ``seed`` is not an int.
+        ValueError: ``seed`` is out of that range.
     """
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
-    _seeding[0] = int(seed)
+    seed = int(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError(f"manual_seed: seed must be in [-2**63, 2**64 - 1], got {seed}")
+    _seeding[0] = seed if seed >= 0 else 2**64 - 1 + seed
     _seeding[1] += 1
 
 

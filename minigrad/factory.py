@@ -27,9 +27,21 @@ def _resolve_dtype(dtype):
     if dtype is None:
         return None
     try:
-        return np.dtype(dtype)
+        resolved = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"dtype must be a NumPy dtype such as mg.float32, got {dtype!r}") from None
+    if resolved.kind not in "biufc":
+        raise TypeError(f"dtype must be a numeric (bool, integer, floating or complex) dtype, got {dtype!r}")
+    return resolved
+
+
+def _expect_tensor(fn: str, t) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(t).__name__}")
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
 def _shape(size, fn: str) -> tuple:
@@ -58,10 +70,11 @@ def tensor(data, requires_grad=False, dtype=None, device="cpu") -> Tensor:
         array = np.array(data, dtype=dtype)
         if dtype is None and array.dtype == np.float64 and not isinstance(data, np.generic):
             array = array.astype(_DEFAULT_FLOAT)
-        if array.dtype == object or array.dtype.kind in "USV":
-            raise TypeError(f"tensor: cannot make a numeric tensor from {type(data).__name__} data")
-        array = backend.to_device(array, device)
-    return Tensor(array, requires_grad=requires_grad)
+    if array.dtype.kind not in "biufc":
+        raise TypeError(
+            f"tensor: cannot make a numeric tensor from {type(data).__name__} data of dtype {array.dtype}"
+        )
+    return Tensor(backend.to_device(array, device), requires_grad=requires_grad)
 
 
 def as_tensor(data, dtype=None, device="cpu") -> Tensor:
@@ -98,7 +111,13 @@ def empty(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
 
 
 def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """A tensor of shape ``size`` filled with ``fill_value``."""
+    """A tensor of shape ``size`` filled with ``fill_value``.
+
+    Raises:
+        TypeError: ``fill_value`` is not a number (bool, int, float or complex).
+    """
+    if not isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
+        raise TypeError(f"full(): fill_value must be a number, got {type(fill_value).__name__}")
     if dtype is None and isinstance(fill_value, bool):
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, int):
@@ -107,17 +126,20 @@ def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Ten
 
 
 def zeros_like(t, dtype=None, requires_grad=False) -> Tensor:
-    """Zeros with ``t``'s shape, dtype and device."""
+    """Zeros with ``t``'s shape, dtype and device (TypeError unless ``t`` is a Tensor)."""
+    _expect_tensor("zeros_like", t)
     return zeros(t.shape, dtype=dtype or t.dtype, device=t.device, requires_grad=requires_grad)
 
 
 def ones_like(t, dtype=None, requires_grad=False) -> Tensor:
-    """Ones with ``t``'s shape, dtype and device."""
+    """Ones with ``t``'s shape, dtype and device (TypeError unless ``t`` is a Tensor)."""
+    _expect_tensor("ones_like", t)
     return ones(t.shape, dtype=dtype or t.dtype, device=t.device, requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    """``fill_value`` everywhere, with ``t``'s shape, dtype and device."""
+    """``fill_value`` everywhere, with ``t``'s shape, dtype and device (TypeError unless a Tensor)."""
+    _expect_tensor("full_like", t)
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=t.device, requires_grad=requires_grad)
 
 
@@ -148,15 +170,38 @@ def randint(low, high, size, dtype=None, device="cpu") -> Tensor:
 
 
 def randperm(n, device="cpu") -> Tensor:
-    """A random permutation of 0..n-1 (int64)."""
+    """A random permutation of 0..n-1 (int64).
+
+    Raises:
+        TypeError: ``n`` is not an int. ValueError: ``n`` is negative.
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"randperm(): n must be an int, got {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"randperm(): n must be non-negative, got {n}")
     device = backend.normalize_device(device)
     return Tensor(backend.generator(device).permutation(n).astype(np.int64))
 
 
 def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for int arguments, else float32."""
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for int arguments, else float32.
+
+    Raises:
+        TypeError: a bound or the step is not a real number.
+        ValueError: ``step`` is zero, a bound is not finite, or ``step`` points away from ``end``.
+    """
     if end is None:
         start, end = 0, start
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if not _is_real(value):
+            raise TypeError(f"arange(): {name} must be a real number, got {type(value).__name__}")
+        if not np.isfinite(value):
+            raise ValueError(f"arange(): {name} must be finite, got {value}")
+    if step == 0:
+        raise ValueError("arange(): step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign "
+                         f"(start={start}, end={end}, step={step})")
     if dtype is None:
         all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if all_int else _DEFAULT_FLOAT
@@ -168,7 +213,19 @@ def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=Fals
 
 
 def linspace(start, end, steps, dtype=None, device="cpu") -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (float32 by default)."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (float32 by default).
+
+    Raises:
+        TypeError: ``start``/``end`` is not a real number or ``steps`` not an int.
+        ValueError: ``steps`` is negative.
+    """
+    for name, value in (("start", start), ("end", end)):
+        if not _is_real(value):
+            raise TypeError(f"linspace(): {name} must be a real number, got {type(value).__name__}")
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+        raise TypeError(f"linspace(): steps must be an int, got {type(steps).__name__}")
+    if steps < 0:
+        raise ValueError(f"linspace(): number of steps must be non-negative, got {steps}")
     device = backend.normalize_device(device)
     xp = backend.module_for_device(device)
     with backend.device_context(device):

@@ -116,8 +116,20 @@ class Tensor:
         return self.device != "cpu"
 
     def size(self, dim=None):
-        """The shape, or its length along ``dim``."""
-        return self.data.shape if dim is None else self.data.shape[dim]
+        """The shape, or its length along ``dim``.
+
+        Raises:
+            TypeError: ``dim`` is not an int. IndexError: ``dim`` is out of range.
+        """
+        if dim is None:
+            return self.data.shape
+        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+            raise TypeError(f"size(): dim must be an int, got {type(dim).__name__}")
+        if not -self.data.ndim <= dim < self.data.ndim:
+            raise IndexError(
+                f"size(): dim {dim} is out of range for a tensor with {self.data.ndim} dimension(s)"
+            )
+        return self.data.shape[dim]
 
     def dim(self) -> int:
         """Number of dimensions."""
@@ -263,8 +275,10 @@ class Tensor:
         whose ``remove()`` unregisters the hook.
 
         Raises:
+            TypeError: ``hook`` is not callable.
             RuntimeError: the tensor does not require grad.
         """
+        _check_hook(hook, "register_hook")
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
@@ -281,8 +295,10 @@ class Tensor:
         Returns a handle whose ``remove()`` unregisters the hook.
 
         Raises:
+            TypeError: ``hook`` is not callable.
             RuntimeError: the tensor is not a leaf that requires grad.
         """
+        _check_hook(hook, "register_post_accumulate_grad_hook")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks can only be registered on leaf tensors")
         if not self.requires_grad:
@@ -331,6 +347,10 @@ class Tensor:
 
         Accepts ``t.to("cuda:0")``, ``t.to(mg.float64)``, ``t.to("cpu", mg.float32)``.
         The copy is differentiable.
+
+        Raises:
+            TypeError: the dtype is not a numeric dtype.
+            ValueError/RuntimeError: the device is unknown or unavailable.
         """
         for arg in args:
             if isinstance(arg, (str, int)) and not isinstance(arg, bool):
@@ -342,8 +362,10 @@ class Tensor:
             device = backend.normalize_device(device)
             if device != self.device:
                 result = _ops_shape.ToDevice(device)(result)
-        if dtype is not None and np.dtype(dtype) != result.dtype:
-            result = _ops_ew.Cast(np.dtype(dtype))(result)
+        if dtype is not None:
+            dtype = _numeric_dtype(dtype, "to")
+            if dtype != result.dtype:
+                result = _ops_ew.Cast(dtype)(result)
         return result
 
     def cpu(self) -> Tensor:
@@ -390,29 +412,45 @@ class Tensor:
         return self
 
     def fill_(self, value) -> Tensor:
-        """Fill with ``value`` in place."""
+        """Fill with ``value`` (a number or a 0-d Tensor) in place.
+
+        Raises:
+            TypeError: ``value`` is not a number. RuntimeError: a Tensor ``value`` is not 0-d.
+        """
         self._check_inplace("fill_")
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"fill_ only supports a 0-dimension value tensor, got shape {value.shape}")
+            value = value.data
+        elif not isinstance(value, _NUMBERS):
+            raise TypeError(f"fill_: value must be a number or a 0-d Tensor, got {type(value).__name__}")
         self.data[...] = value
         return self
 
     def copy_(self, src) -> Tensor:
-        """Copy ``src`` (Tensor or array, broadcastable) into this tensor's memory."""
+        """Copy ``src`` (Tensor or array, broadcastable) into this tensor's memory.
+
+        Raises:
+            TypeError: ``src`` holds no numbers. ValueError: it does not broadcast to this shape.
+        """
         self._check_inplace("copy_")
-        src = src.data if isinstance(src, Tensor) else src
-        self.data[...] = backend.to_device(backend.as_array(src), self.device)
+        src = backend.as_array(src.data if isinstance(src, Tensor) else src)
+        if src.dtype.kind not in "biufc":
+            raise TypeError(f"copy_: src must be a Tensor or array of numbers, got dtype {src.dtype}")
+        self.data[...] = backend.to_device(src, self.device)
         return self
 
     def add_(self, other, alpha=1) -> Tensor:
-        """``self += alpha * other`` in place."""
+        """``self += alpha * other`` in place (``other``: Tensor, array or number)."""
         self._check_inplace("add_")
-        other = other.data if isinstance(other, Tensor) else other
+        other = _inplace_operand(self, other, "add_")
         self.data += other if alpha == 1 else alpha * other
         return self
 
     def mul_(self, other) -> Tensor:
-        """``self *= other`` in place."""
+        """``self *= other`` in place (``other``: Tensor, array or number)."""
         self._check_inplace("mul_")
-        self.data *= other.data if isinstance(other, Tensor) else other
+        self.data *= _inplace_operand(self, other, "mul_")
         return self
 
     def __setitem__(self, index, value):
@@ -621,6 +659,41 @@ class Tensor:
 
 
 _new_object = object.__new__
+_NUMBERS = (int, float, complex, np.number, np.bool_)
+
+
+def _numeric_dtype(dtype, fn: str):
+    """``dtype`` as a NumPy dtype, or TypeError naming ``fn`` when it is not a numeric dtype."""
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{fn}(): {dtype!r} is neither a device nor a dtype") from None
+    if resolved.kind not in "biufc":
+        raise TypeError(f"{fn}(): dtype must be numeric, got {resolved}")
+    return resolved
+
+
+def _inplace_operand(tensor, other, fn: str):
+    """The array or number to combine in place with ``tensor``, after checking that it may.
+
+    Raises:
+        TypeError: ``other`` is not a Tensor, array or number.
+        RuntimeError: the result's dtype can't be stored in ``tensor`` (PyTorch's message).
+    """
+    data = other.data if isinstance(other, Tensor) else other
+    if not isinstance(data, _NUMBERS) and not (backend.is_array(data) and data.dtype.kind in "biufc"):
+        raise TypeError(f"{fn}: other must be a Tensor, an array or a number, got {type(other).__name__}")
+    result = np.result_type(tensor.dtype, data if isinstance(data, _NUMBERS) else data.dtype)
+    if not np.can_cast(result, tensor.dtype, "same_kind"):
+        raise RuntimeError(
+            f"{fn}: result type {result} can't be cast to the desired output type {tensor.dtype}"
+        )
+    return data
+
+
+def _check_hook(hook, fn: str) -> None:
+    if not callable(hook):
+        raise TypeError(f"{fn}: hook must be callable, got {type(hook).__name__}")
 
 
 def _compare(ufunc, a, b):

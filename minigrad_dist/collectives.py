@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad_dist import debug as _debug
@@ -73,7 +75,9 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
     collectives, see ``minigrad_dist.debug``).
 
     Raises:
-        ValueError: unknown backend, or an unknown ``MINIGRAD_DIST_DEBUG`` level.
+        ValueError: unknown backend, a timeout that is not a positive number,
+            a negative ``round_robin_channels``, or an unknown ``MINIGRAD_DIST_DEBUG`` level.
+        TypeError: ``comm`` is not an mpi4py communicator, or ``round_robin_channels`` not an int.
         RuntimeError: the default group already exists.
         ImportError: mpi4py is missing (says how to install it).
     """
@@ -81,7 +85,16 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
         raise ValueError(f"init_process_group: backend {backend!r} is not supported; use backend='mpi'")
     if _world.default_group is not None:
         raise RuntimeError("init_process_group was already called; call destroy_process_group() first")
+    timeout = _resolve_timeout(timeout)
+    if not isinstance(round_robin_channels, int) or isinstance(round_robin_channels, bool):
+        raise TypeError(
+            f"init_process_group: round_robin_channels must be an int, got {round_robin_channels!r}"
+        )
+    if round_robin_channels < 0:
+        raise ValueError(f"init_process_group: round_robin_channels must be >= 0, got {round_robin_channels}")
     MPI = load_mpi()
+    if comm is not None and not isinstance(comm, MPI.Comm):
+        raise TypeError(f"init_process_group: comm must be an mpi4py communicator, got {type(comm).__name__}")
     install_failure_handlers()
     _debug.set_debug_level_from_env()
     comm = comm if comm is not None else MPI.COMM_WORLD
@@ -89,7 +102,7 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
         _world.default_group = RoundRobinProcessGroup(comm, num_channels=round_robin_channels)
     else:
         _world.default_group = ProcessGroup(comm)
-    _world.timeout = _resolve_timeout(timeout)
+    _world.timeout = timeout
     _world.local_rank = _compute_local_rank(_world.default_group.comm)
     if backend_has_cuda():
         backend.use_cuda_device(_world.local_rank % backend.cuda_device_count())
@@ -111,7 +124,7 @@ def _resolve_timeout(timeout):
             raise ValueError(f"MINIGRAD_DIST_TIMEOUT must be a number of seconds, got {env!r}") from None
     if hasattr(timeout, "total_seconds"):
         timeout = timeout.total_seconds()
-    if not isinstance(timeout, (int, float)) or timeout <= 0:
+    if not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     return float(timeout)
 
@@ -192,10 +205,13 @@ def new_group(ranks=None) -> ProcessGroup:
     Ranks outside the group get ``NON_GROUP_MEMBER``.
 
     Raises:
+        TypeError: ``ranks`` is not a list or tuple of ints.
         ValueError: a rank is out of range or repeated.
     """
     world = _default_group()
     size = world.size()
+    if ranks is not None and (not isinstance(ranks, (list, tuple)) or not all(map(_is_rank_like, ranks))):
+        raise TypeError(f"new_group: ranks must be a list of ints, got {ranks!r}")
     ranks = list(range(size)) if ranks is None else [int(r) for r in ranks]
     if len(set(ranks)) != len(ranks) or any(not 0 <= r < size for r in ranks):
         raise ValueError(f"new_group: ranks must be distinct and in [0, {size}), got {ranks}")
@@ -208,6 +224,10 @@ def new_group(ranks=None) -> ProcessGroup:
     sub.Free()
     _world.groups.append(group)
     return group
+
+
+def _is_rank_like(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 # -- collectives ----------------------------------------------------------------

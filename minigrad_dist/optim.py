@@ -58,11 +58,17 @@ class DistributedOptimizer:
         *args, **kwargs: passed to ``optimizer_class`` on every owner.
 
     Raises:
-        TypeError: ``params_rref`` holds something other than RRefs.
+        TypeError: ``optimizer_class`` is not callable, or ``params_rref``
+            holds something other than RRefs.
         ValueError: ``params_rref`` is empty.
+
+    Unlike PyTorch's, the constructor does not wait for the owners to build
+    their optimizers: an error there (say, an invalid ``lr``) is raised by ``step``.
     """
 
     def __init__(self, optimizer_class, params_rref, *args, **kwargs):
+        if not callable(optimizer_class):
+            raise TypeError(f"DistributedOptimizer: optimizer_class must be a class, got {optimizer_class!r}")
         params_rref = list(params_rref)
         if not params_rref:
             raise ValueError("DistributedOptimizer: params_rref is empty")

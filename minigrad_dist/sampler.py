@@ -27,7 +27,9 @@ class DistributedSampler:
     yields the same order.
 
     Raises:
-        ValueError: rank out of range or a negative length.
+        TypeError: the data set has no length, or ``num_replicas``, ``rank``
+            or ``seed`` is not an int.
+        ValueError: rank out of range, a negative length or seed.
     """
 
     def __init__(self, dataset_or_length, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
@@ -37,7 +39,18 @@ class DistributedSampler:
             num_replicas = collectives.get_world_size()
         if rank is None:
             rank = collectives.get_rank()
-        length = dataset_or_length if isinstance(dataset_or_length, int) else len(dataset_or_length)
+        if isinstance(dataset_or_length, int) and not isinstance(dataset_or_length, bool):
+            length = dataset_or_length
+        elif hasattr(dataset_or_length, "__len__"):
+            length = len(dataset_or_length)
+        else:
+            raise TypeError(f"DistributedSampler: dataset_or_length must be a sized data set or an int, "
+                            f"got {type(dataset_or_length).__name__}")
+        for name, value in (("num_replicas", num_replicas), ("rank", rank), ("seed", seed)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise TypeError(f"DistributedSampler: {name} must be an int, got {type(value).__name__}")
+        if seed < 0:
+            raise ValueError(f"DistributedSampler: seed must be >= 0, got {seed}")
         if length < 0:
             raise ValueError(f"DistributedSampler: the data set length must be >= 0, got {length}")
         if num_replicas < 1:

@@ -463,7 +463,7 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     fn = "cross_entropy"
     _expect_tensor(fn, "input", input)
     _expect_reduction(fn, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
+    if not isinstance(label_smoothing, (int, float, np.floating)) or not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy(): label_smoothing must be in [0.0, 1.0], got {label_smoothing!r}")
     class_dim = 0 if input.ndim == 1 else 1
     if isinstance(target, Tensor) and target.dtype.kind == "f":
@@ -624,6 +624,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
                 raise ValueError(f"layer_norm(): {name} must have shape {shape} (normalized_shape), "
                                  f"got {param.shape}")
             _expect_same(fn, input, "input", param, name)
+    if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool):
+        raise TypeError(f"layer_norm(): eps must be a number, got {type(eps).__name__}")
     return ops.LayerNorm(len(shape), float(eps))(input, weight, bias)
 
 
@@ -636,7 +638,7 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
     sparse options are not provided.
 
     Raises:
-        TypeError: the indices are not an integer tensor.
+        TypeError: the indices are not an integer tensor, or ``padding_idx`` is not an int.
         ValueError: ``weight`` is not 2-D, or ``padding_idx`` is out of range.
         IndexError: an index is out of range (names it).
     """
@@ -653,6 +655,10 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
         raise RuntimeError(f"embedding(): input is on {indices_device} but weight is on {weight.device}")
     count = weight.shape[0]
     if padding_idx is not None:
+        if not _is_int(padding_idx):
+            raise TypeError(
+                f"embedding(): padding_idx must be an int or None, got {type(padding_idx).__name__}"
+            )
         if not -count <= padding_idx < count:
             raise ValueError(f"embedding(): padding_idx {padding_idx} must be within num_embeddings {count}")
         padding_idx = int(padding_idx) % count

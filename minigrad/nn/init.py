@@ -59,8 +59,10 @@ def calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """``(fan_in, fan_out)`` of a weight of shape (out, in, *kernel): in*k and out*k, k = prod(kernel).
 
     Raises:
+        TypeError: ``tensor`` is not a Tensor.
         ValueError: the tensor has fewer than 2 dimensions.
     """
+    _expect_tensor(tensor, "calculate_fan_in_and_fan_out")
     if tensor.ndim < 2:
         raise ValueError(
             "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions "
@@ -71,11 +73,24 @@ def calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
 
 
 def _correct_fan(tensor: Tensor, mode: str) -> int:
+    if not isinstance(mode, str):
+        raise ValueError(f"mode {mode!r} not supported, please use one of ['fan_in', 'fan_out']")
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"mode {mode!r} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
+
+
+def _expect_tensor(tensor, fn: str) -> None:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{fn}: tensor must be a Tensor, got {type(tensor).__name__}")
+
+
+def _expect_numbers(fn: str, **values) -> None:
+    for name, value in values.items():
+        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+            raise TypeError(f"{fn}: {name} must be a real number, got {type(value).__name__}")
 
 
 def _sample_dtype(tensor: Tensor):
@@ -91,8 +106,10 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
 
     Raises:
         ValueError: ``a > b``.
-        TypeError: the tensor is not floating point.
+        TypeError: the tensor is not a floating point Tensor, or a bound is not a number.
     """
+    _expect_tensor(tensor, "uniform_")
+    _expect_numbers("uniform_", a=a, b=b)
     if a > b:
         raise ValueError(f"uniform_: expects a <= b, got a={a} and b={b}")
     device = tensor.device
@@ -109,8 +126,10 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 
     Raises:
         ValueError: ``std`` is negative.
-        TypeError: the tensor is not floating point.
+        TypeError: the tensor is not a floating point Tensor, or mean/std is not a number.
     """
+    _expect_tensor(tensor, "normal_")
+    _expect_numbers("normal_", mean=mean, std=std)
     if std < 0:
         raise ValueError(f"normal_: expects std >= 0.0, got std={std}")
     device = tensor.device
@@ -123,7 +142,8 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    """Fill ``tensor`` with ``val`` in place; returns it."""
+    """Fill ``tensor`` with ``val`` in place; returns it (TypeError if ``tensor`` is not a Tensor)."""
+    _expect_tensor(tensor, "constant_")
     tensor.data[...] = val
     return tensor
 
@@ -168,8 +188,10 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
     (the backward one). A tensor with no elements is left alone, with a warning.
 
     Raises:
+        TypeError: ``tensor`` is not a Tensor.
         ValueError: fewer than 2 dimensions, unknown mode or nonlinearity.
     """
+    _expect_tensor(tensor, "kaiming_uniform_")
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -185,8 +207,10 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     A tensor with no elements is left alone, with a warning.
 
     Raises:
+        TypeError: ``tensor`` is not a Tensor.
         ValueError: fewer than 2 dimensions, unknown mode or nonlinearity.
     """
+    _expect_tensor(tensor, "kaiming_normal_")
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor

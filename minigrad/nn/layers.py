@@ -149,6 +149,8 @@ class Conv2d(Module):
         if padding_mode != "zeros":
             raise ValueError(f"Conv2d: padding_mode {padding_mode!r} is not supported, only 'zeros'")
         self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2d")
+        if min(self.kernel_size) < 0:
+            raise ValueError(f"Conv2d: kernel_size must be non-negative, got {kernel_size!r}")
         self.stride = _pair(stride, "stride", "Conv2d")
         self.dilation = _pair(dilation, "dilation", "Conv2d")
         self.padding = self._check_padding(padding)
@@ -226,6 +228,10 @@ class Embedding(Module):
         self.num_embeddings = _check_size(num_embeddings, "num_embeddings", "Embedding")
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim", "Embedding")
         if padding_idx is not None:
+            if not isinstance(padding_idx, (int, np.integer)) or isinstance(padding_idx, bool):
+                raise TypeError(
+                    f"Embedding: padding_idx must be an int or None, got {type(padding_idx).__name__}"
+                )
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(
                     f"Embedding: padding_idx must be within num_embeddings ({num_embeddings}), "
@@ -300,6 +306,10 @@ class LayerNorm(Module):
         eps: added to the variance (default 1e-5).
         elementwise_affine: learn ``weight`` (ones) and ``bias`` (zeros) of shape ``normalized_shape``.
         bias: with ``elementwise_affine``, also learn the bias (default True).
+
+    Raises:
+        TypeError: ``normalized_shape`` is neither an int nor a tuple.
+        ValueError: an entry of ``normalized_shape`` is not a non-negative int.
     """
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
@@ -307,7 +317,13 @@ class LayerNorm(Module):
         super().__init__()
         if isinstance(normalized_shape, (int, np.integer)):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(int(n) for n in normalized_shape)
+        if not isinstance(normalized_shape, (tuple, list)):
+            raise TypeError(
+                f"LayerNorm: normalized_shape must be an int or a tuple of ints, got {normalized_shape!r}"
+            )
+        self.normalized_shape = tuple(
+            _check_size(n, "normalized_shape", "LayerNorm") for n in normalized_shape
+        )
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -348,8 +364,8 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"Dropout: dropout probability has to be between 0 and 1, but got {p}")
+        if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: dropout probability has to be between 0 and 1, but got {p!r}")
         self.p = p
         self.inplace = inplace
 

@@ -66,8 +66,8 @@ class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
                  label_smoothing: float = 0.0):
         super().__init__(weight, reduction, "CrossEntropyLoss")
-        if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
+        if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing!r}")
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 

@@ -520,7 +520,10 @@ class Module:
         if device is not None:
             device = backend.normalize_device(device)
         if dtype is not None:
-            dtype = np.dtype(dtype)
+            try:
+                dtype = np.dtype(dtype)
+            except TypeError:
+                raise TypeError(f"Module.to: {dtype!r} is neither a device nor a dtype") from None
             if dtype.kind not in "fc":
                 raise TypeError(
                     f"Module.to only accepts floating point dtypes, but got desired dtype={dtype}"

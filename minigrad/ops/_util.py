@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from minigrad.tensor import Tensor
+
 
 def unbroadcast(grad, shape):
     """Sum ``grad`` (a Tensor) down to ``shape``, undoing NumPy broadcasting.
@@ -33,15 +37,26 @@ def normalize_axis(axis, ndim: int, op: str):
     """
     if axis is None:
         return None
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if isinstance(axis, (int, np.integer)):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {type(axis).__name__}")
     out = []
     for a in axes:
-        if not isinstance(a, int):
+        if not isinstance(a, (int, np.integer)):
             raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {type(a).__name__}")
         if not -max(ndim, 1) <= a < max(ndim, 1):
             raise IndexError(f"{op}: dim {a} is out of range for a tensor with {ndim} dimension(s)")
-        out.append(a % max(ndim, 1))
+        out.append(int(a) % max(ndim, 1))
     return tuple(out)
+
+
+def expect_tensor(value, op: str, name: str = "input") -> None:
+    """Raise TypeError naming ``op`` and ``name`` unless ``value`` is a Tensor."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
 
 
 def pick_axis(dim, axis, keepdim, keepdims, op: str):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad import backend
 from minigrad.function import FunctionNode
-from minigrad.ops._util import shape_of, unbroadcast
+from minigrad.ops._util import expect_tensor, shape_of, unbroadcast
 from minigrad.tensor import Tensor
 
 # -- arithmetic ---------------------------------------------------------------
@@ -255,8 +256,9 @@ def clamp(a, min=None, max=None):  # noqa: A002  (PyTorch's names)
 
     Raises:
         ValueError: both bounds are None.
-        TypeError: a bound is not a number.
+        TypeError: ``a`` is not a Tensor or a bound is not a number.
     """
+    expect_tensor(a, "clamp")
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
     for name, bound in (("min", min), ("max", max)):
@@ -288,12 +290,16 @@ def where(condition, a, b):
     """Elementwise ``a`` where ``condition`` is true, else ``b`` (broadcasting).
 
     Raises:
-        TypeError: ``condition`` is not boolean.
+        TypeError: ``condition`` is not boolean, or ``a``/``b`` is neither a
+            Tensor (or array) nor a number.
     """
     cond = condition.data if isinstance(condition, Tensor) else condition
     if getattr(cond, "dtype", None) is None or cond.dtype != np.bool_:
         cond_dtype = getattr(cond, "dtype", type(cond).__name__)
         raise TypeError(f"where: condition must be a boolean tensor, got {cond_dtype}")
+    for name, value in (("input", a), ("other", b)):
+        if not isinstance(value, (Tensor, int, float, np.number, np.bool_)) and not backend.is_array(value):
+            raise TypeError(f"where: {name} must be a Tensor or a number, got {type(value).__name__}")
     if not isinstance(a, Tensor) and isinstance(b, Tensor):
         a = _scalar_like(a, b)
     elif not isinstance(b, Tensor) and isinstance(a, Tensor):

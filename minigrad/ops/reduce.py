@@ -11,7 +11,7 @@ from collections import namedtuple
 
 from minigrad import backend
 from minigrad.function import FunctionNode
-from minigrad.ops._util import normalize_axis, pick_axis
+from minigrad.ops._util import expect_tensor, normalize_axis, pick_axis
 from minigrad.tensor import Tensor
 
 MaxMinResult = namedtuple("MaxMinResult", ["values", "indices"])
@@ -123,9 +123,11 @@ def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     An empty ``dim`` tuple reduces every dimension, as in PyTorch.
 
     Raises:
+        TypeError: ``a`` is not a Tensor or a dim is not an int.
         IndexError: a dim is out of range.
         ValueError: a dim is named twice.
     """
+    expect_tensor(a, "sum")
     dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "sum")
     return Sum(_reduced_axes(dim, a.ndim, "sum"), keepdim)(a)
 
@@ -136,10 +138,12 @@ def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     An empty ``dim`` tuple reduces every dimension, as in PyTorch.
 
     Raises:
+        TypeError: ``a`` is not a Tensor or a dim is not an int.
         RuntimeError: ``a`` is not floating point (like PyTorch).
         IndexError: a dim is out of range.
         ValueError: a dim is named twice.
     """
+    expect_tensor(a, "mean")
     dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "mean")
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): expected a floating point tensor, got dtype {a.dtype}")
@@ -148,6 +152,7 @@ def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 def _extremum(a, dim, keepdim, axis, keepdims, largest):
     name = "max" if largest else "min"
+    expect_tensor(a, name)
     dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, name)
     if dim is None:
         return MaxAll(largest)(a)
@@ -189,7 +194,10 @@ def _arg(a, dim, keepdim, largest):
     if dim is None:
         idx = data.argmax() if largest else data.argmin()
         return Tensor._make(idx, False, None, 0)
-    (axis,) = normalize_axis(dim, a.ndim, "argmax" if largest else "argmin")
+    name = "argmax" if largest else "argmin"
+    if not isinstance(dim, int):
+        raise TypeError(f"{name}(): dim must be a single int, got {dim!r}")
+    (axis,) = normalize_axis(dim, a.ndim, name)
     if a.ndim == 0:
         return Tensor._make(backend.get_array_module(data).zeros((), dtype="int64"), False, None, 0)
     idx = data.argmax(axis=axis, keepdims=keepdim) if largest else data.argmin(axis=axis, keepdims=keepdim)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from minigrad import backend
 from minigrad.function import FunctionNode
-from minigrad.ops._util import normalize_axis, unbroadcast
+from minigrad.ops._util import expect_tensor, normalize_axis, unbroadcast
 
 
 class Reshape(FunctionNode):
@@ -108,13 +110,16 @@ class ToDevice(FunctionNode):
 # -- public functions -----------------------------------------------------------
 
 
-def _shape_arg(shape):
+def _shape_arg(shape, op: str, what: str = "shape"):
     """``(2, 3)``, ``((2, 3),)`` or ``([2, 3],)`` as a tuple of Python ints (NumPy ints accepted)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    if any(isinstance(n, bool) or not hasattr(n, "__index__") for n in shape):
-        raise TypeError(f"shape entries must be ints, got {shape!r}")
-    return tuple(operator.index(n) for n in shape)
+    try:
+        if any(isinstance(n, bool) for n in shape):
+            raise TypeError
+        return tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{op}: {what} entries must be ints, got {shape!r}") from None
 
 
 def reshape(a, shape):
@@ -123,7 +128,7 @@ def reshape(a, shape):
     Raises:
         ValueError: the number of elements differs (names both shapes).
     """
-    shape = _shape_arg(shape)
+    shape = _shape_arg(shape, "reshape")
     if shape == a.shape:
         return a
     known = 1
@@ -160,7 +165,7 @@ def permute(a, dims):
     Raises:
         ValueError: ``dims`` is not a permutation of the dimensions.
     """
-    dims = _shape_arg(dims)
+    dims = _shape_arg(dims, "permute", "dims")
     axes = normalize_axis(dims, a.ndim, "permute") if dims else ()
     if sorted(axes) != list(range(a.ndim)):
         raise ValueError(f"permute: {dims} is not a permutation of the {a.ndim} dimensions of shape {a.shape}")
@@ -180,7 +185,14 @@ def transpose(a, dim0=None, dim1=None):
 
 
 def unsqueeze(a, dim):
-    """``a`` with a new size-1 dimension at ``dim`` (-1 appends)."""
+    """``a`` with a new size-1 dimension at ``dim`` (-1 appends).
+
+    Raises:
+        TypeError: ``dim`` is not an int. IndexError: it is out of range.
+    """
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"unsqueeze: dim must be an int, got {type(dim).__name__}")
+    dim = int(dim)
     if not -a.ndim - 1 <= dim <= a.ndim:
         raise IndexError(f"unsqueeze: dim {dim} is out of range for a tensor with {a.ndim} dimensions")
     dim = dim % (a.ndim + 1)
@@ -202,7 +214,7 @@ def expand(a, shape):
     Raises:
         ValueError: the shapes are not broadcastable (names both).
     """
-    shape = _shape_arg(shape)
+    shape = _shape_arg(shape, "expand")
     lead = len(shape) - a.ndim
     if lead < 0:
         raise ValueError(f"expand: target shape {shape} has fewer dimensions than the tensor's {a.shape}")
@@ -221,12 +233,13 @@ def cat(tensors, dim=0):
     """Join tensors of equal shape (except along ``dim``) along ``dim``.
 
     Raises:
+        TypeError: ``tensors`` is not a sequence of Tensors, or ``dim`` is not an int.
         ValueError: the list is empty or the shapes differ off ``dim`` (names them).
     """
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("cat: expected a non-empty sequence of tensors")
+    tensors = _tensor_list(tensors, "cat")
     first = tensors[0]
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"cat: dim must be an int, got {type(dim).__name__}")
     (axis,) = normalize_axis(dim, first.ndim, "cat")
     for t in tensors[1:]:
         if t.ndim != first.ndim or any(
@@ -243,11 +256,13 @@ def stack(tensors, dim=0):
     """Join tensors of equal shape along a new dimension ``dim``.
 
     Raises:
+        TypeError: ``tensors`` is not a sequence of Tensors, or ``dim`` is not an int.
         ValueError: the list is empty or the shapes differ (names them).
     """
-    tensors = list(tensors)
-    if not tensors:
-        raise ValueError("stack: expected a non-empty sequence of tensors")
+    tensors = _tensor_list(tensors, "stack")
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"stack: dim must be an int, got {type(dim).__name__}")
+    dim = int(dim)
     shapes = {tuple(t.shape) for t in tensors}
     if len(shapes) != 1:
         raise ValueError(f"stack: expects tensors of equal shape, got {[tuple(t.shape) for t in tensors]}")
@@ -255,3 +270,16 @@ def stack(tensors, dim=0):
     if not -ndim <= dim < ndim:
         raise IndexError(f"stack: dim {dim} is out of range for {ndim} dimensions")
     return Stack(dim % ndim)(*tensors)
+
+
+def _tensor_list(tensors, op: str) -> list:
+    """``tensors`` as a non-empty list of Tensors, or TypeError/ValueError naming ``op``."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{op}(): argument 'tensors' must be a sequence of Tensors, got {type(tensors).__name__}"
+        )
+    if not tensors:
+        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        expect_tensor(t, op, f"tensors[{i}]")
+    return list(tensors)

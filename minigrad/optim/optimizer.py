@@ -37,6 +37,11 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
+_SET_MESSAGE = (
+    "optimizer parameters need to be organized in ordered collections, but the ordering "
+    "of tensors in sets will change between runs. Please use a list instead."
+)
+
 
 class Optimizer:
     """Base class of optimizers, with PyTorch's interface.
@@ -65,6 +70,8 @@ class Optimizer:
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, "
                 f"but got a single {type(params).__name__}; wrap it in a list"
             )
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(_SET_MESSAGE)
         self.defaults = defaults
         self._check_hyperparameters({k: v for k, v in defaults.items() if v is not required})
         self.state = defaultdict(dict)
@@ -99,10 +106,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, set):
-            raise TypeError(
-                "optimizer parameters need to be organized in ordered collections, but the ordering "
-                "of tensors in sets will change between runs. Please use a list instead."
-            )
+            raise TypeError(_SET_MESSAGE)
         param_group["params"], names = _split_names(list(params))
         if names is not None:
             param_group["param_names"] = names
@@ -327,8 +331,13 @@ def check_grad(param: Tensor):
     """The gradient array of ``param``, after checking that its shape matches.
 
     Raises:
+        TypeError: ``param.grad`` was set to something other than a Tensor.
         RuntimeError: the gradient's shape differs from the parameter's.
     """
+    if not isinstance(param.grad, Tensor):
+        raise TypeError(
+            f"optimizer: a parameter's .grad must be a Tensor or None, got {type(param.grad).__name__}"
+        )
     grad = param.grad.data
     if grad.shape != param.data.shape:
         raise RuntimeError(

@@ -21,7 +21,7 @@ import numpy as np
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad_dist.futures import completed_future
-from minigrad_dist.process_group import ReduceOp
+from minigrad_dist.process_group import ProcessGroup, ReduceOp
 
 
 class GradBucket:
@@ -104,6 +104,10 @@ class PowerSGDState:
             to the gradient before compressing (keeps the method unbiased over time).
         warm_start: reuse the previous iteration's Q factors.
         random_seed: seed of the initial Q factors (the same on every rank).
+
+    Raises:
+        TypeError: ``process_group`` is not a ProcessGroup, or a count or the seed is not an int.
+        ValueError: ``matrix_approximation_rank`` < 1, or a negative ``start_powerSGD_iter`` or seed.
     """
 
     def __init__(
@@ -116,6 +120,17 @@ class PowerSGDState:
         warm_start: bool = True,
         random_seed: int = 0,
     ):
+        if process_group is not None and not isinstance(process_group, ProcessGroup):
+            raise TypeError(
+                "PowerSGDState: process_group must be a ProcessGroup or None, "
+                f"got {type(process_group).__name__}"
+            )
+        for name, value in (("matrix_approximation_rank", matrix_approximation_rank),
+                            ("start_powerSGD_iter", start_powerSGD_iter), ("random_seed", random_seed)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise TypeError(f"PowerSGDState: {name} must be an int, got {type(value).__name__}")
+        if random_seed < 0:
+            raise ValueError(f"PowerSGDState: random_seed must be >= 0, got {random_seed}")
         if matrix_approximation_rank < 1:
             raise ValueError(f"matrix_approximation_rank must be >= 1, got {matrix_approximation_rank}")
         if start_powerSGD_iter < 0:

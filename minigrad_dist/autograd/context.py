@@ -77,8 +77,13 @@ class ContextRegistry:
         """The context with this id.
 
         Raises:
+            TypeError: ``context_id`` is not an int.
             RuntimeError: unknown or already released (says how contexts are made).
         """
+        if not isinstance(context_id, int) or isinstance(context_id, bool):
+            raise TypeError(
+                f"context_id must be an int from dist_autograd.context(), got {type(context_id).__name__}"
+            )
         with self._lock:
             context = self._contexts.get(context_id)
         if context is None:

@@ -58,7 +58,8 @@ class DistributedDataParallel(Module):
         Parameters must not be added, removed or replaced after construction.
 
     Raises:
-        TypeError: ``module`` is not a Module.
+        TypeError: ``module`` is not a Module, or ``process_group`` not a ProcessGroup.
+        ValueError: ``bucket_cap_mb`` is not a positive number.
         RuntimeError: the process group is not initialized, or ranks hold different parameters.
     """
 
@@ -78,7 +79,8 @@ class DistributedDataParallel(Module):
         super().__init__()
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel wraps a minigrad.nn.Module, got {type(module).__name__}")
-        if bucket_cap_mb is None or bucket_cap_mb <= 0:
+        cap_is_number = isinstance(bucket_cap_mb, (int, float)) and not isinstance(bucket_cap_mb, bool)
+        if not cap_is_number or not bucket_cap_mb > 0:
             raise ValueError(f"bucket_cap_mb must be a positive number of MiB, got {bucket_cap_mb!r}")
         group = process_group if process_group is not None else collectives.get_default_group()
         if not isinstance(group, ProcessGroup):

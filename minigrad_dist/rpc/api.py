@@ -12,6 +12,8 @@ listens outside MPI itself.
 
 from __future__ import annotations
 
+import pickle
+
 from minigrad_dist.mpi import load_mpi
 from minigrad_dist.rpc.agent import RpcAgent, WorkerInfo
 
@@ -58,14 +60,15 @@ def init_rpc(name: str, rank: int | None = None, world_size: int | None = None, 
     Raises:
         RuntimeError: RPC already initialized, rank/world_size disagree with MPI,
             or the MPI library lacks MPI_THREAD_MULTIPLE.
-        ValueError: names are not unique across workers, or ``name`` is empty.
+        ValueError: names are not unique across workers, ``name`` is empty, or
+            ``rpc_timeout`` is negative or NaN.
+        TypeError: ``rpc_timeout`` is not a number.
     """
     if _state.agent is not None:
         raise RuntimeError("init_rpc was already called; call rpc.shutdown() first")
     if not isinstance(name, str) or not name:
         raise ValueError(f"init_rpc: name must be a non-empty string, got {name!r}")
-    if rpc_timeout is None or rpc_timeout < 0:
-        raise ValueError(f"init_rpc: rpc_timeout must be >= 0 seconds, got {rpc_timeout!r}")
+    _check_timeout(rpc_timeout, "init_rpc", "rpc_timeout")
     MPI = load_mpi()
     comm = comm if comm is not None else MPI.COMM_WORLD
     if rank is not None and rank != comm.Get_rank():
@@ -135,13 +138,30 @@ def resolve(to) -> WorkerInfo:
     raise TypeError(f"to must be a worker name, id or WorkerInfo, got {type(to).__name__}")
 
 
-def _check_call(func, args, kwargs):
+def _check_timeout(timeout, fn: str, name: str = "timeout") -> None:
+    """A timeout is a number of seconds >= 0 (0: none); NaN and negative values are refused."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"{fn}: {name} must be a number of seconds, got {type(timeout).__name__}")
+    if not timeout >= 0:
+        raise ValueError(f"{fn}: {name} must be >= 0 seconds (0: no timeout), got {timeout!r}")
+
+
+def _check_call(func, args, kwargs, timeout=_UNSET):
     if not callable(func):
         raise TypeError(f"func must be callable, got {type(func).__name__}")
+    try:
+        pickle.dumps(func)
+    except Exception as error:  # noqa: BLE001  (PicklingError, AttributeError for local objects, ...)
+        raise TypeError(
+            f"func must be picklable to be sent (a function defined at the top level of a module), "
+            f"got {func!r}: {type(error).__name__}: {error}"
+        ) from None
     if not isinstance(args, (tuple, list)):
         raise TypeError(f"args must be a tuple, got {type(args).__name__}")
     if kwargs is not None and not isinstance(kwargs, dict):
         raise TypeError(f"kwargs must be a dict, got {type(kwargs).__name__}")
+    if timeout is not _UNSET and timeout is not None:
+        _check_timeout(timeout, "rpc")
 
 
 def rpc_async(to, func, args=(), kwargs=None, timeout=_UNSET):
@@ -151,8 +171,13 @@ def rpc_async(to, func, args=(), kwargs=None, timeout=_UNSET):
     exception (same type where possible) with the remote traceback in its
     message. ``timeout`` in seconds (default: init_rpc's ``rpc_timeout``; 0: none)
     fails the future with ``RpcTimeoutError``.
+
+    Raises:
+        TypeError: ``func`` is not callable or cannot be pickled, ``args`` is not
+            a tuple, ``kwargs`` not a dict, or ``timeout`` not a number.
+        ValueError: an unknown worker, or a negative or NaN ``timeout``.
     """
-    _check_call(func, args, kwargs)
+    _check_call(func, args, kwargs, timeout)
     worker = resolve(to)
     agent = current_agent()
     return agent.request(worker.id, func, args, kwargs, None if timeout is _UNSET else timeout)
@@ -176,6 +201,6 @@ def remote(to, func, args=(), kwargs=None, timeout=_UNSET):
     """
     from minigrad_dist.rpc.rref import create_remote  # noqa: PLC0415  (rref builds on this module)
 
-    _check_call(func, args, kwargs)
+    _check_call(func, args, kwargs, timeout)
     return create_remote(resolve(to), func, tuple(args), dict(kwargs or {}),
                          None if timeout is _UNSET else timeout)
