@@ -314,6 +314,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
         TypeError: an input that requires grad is not float64.
         GradcheckError: a mismatch (names the input, output and the worst entry).
     """
+    if not callable(fn):
+        raise TypeError(f"gradcheck: fn must be callable, got {type(fn).__name__}")
     inputs = _as_tuple(inputs)
     checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
@@ -324,7 +326,10 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
                 f"gradcheck: input {i} has dtype {inputs[i].dtype}; finite differences need float64 "
                 "(use .double())"
             )
-    outputs = _as_tuple(fn(*inputs))
+    result = fn(*inputs)
+    if not (isinstance(result, Tensor) or (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result))):
+        raise TypeError(f"gradcheck: fn must return a Tensor or a tuple of Tensors, got {type(result).__name__}")
+    outputs = _as_tuple(result)
     for o_idx, out in enumerate(outputs):
         if not out.requires_grad:
             continue

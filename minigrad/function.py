@@ -140,7 +140,10 @@ class FunctionNode(Node):
         try:
             outputs = self.forward(*arrays)
         except (ValueError, TypeError) as error:
-            raise type(error)(f"{type(self).__name__}: {error} ({_describe(arrays)})") from error
+            kind = ValueError if isinstance(error, ValueError) else TypeError  # NumPy's subclasses take other args
+            raise kind(f"{type(self).__name__}: {error} ({_describe(arrays)})") from error
+        if type(outputs) is not _ndarray and not backend.is_array(outputs) and type(outputs) is not tuple:
+            outputs = self.xp.asarray(outputs)  # reductions hand back NumPy scalars; Tensors hold arrays
         if not record:
             if type(outputs) is tuple:
                 return tuple(_make_tensor(out, False, None, 0) for out in outputs)

@@ -455,6 +455,8 @@ class Tensor:
 
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__")
+        if not (isinstance(value, (Tensor, int, float, bool, complex, np.generic)) or backend.is_array(value)):
+            raise TypeError(f"__setitem__: value must be a Tensor, an array or a number, got {type(value).__name__}")
         index = _ops_index.unwrap_index(index)
         self.data[index] = value.data if isinstance(value, Tensor) else value
 
@@ -699,8 +701,18 @@ def _check_hook(hook, fn: str) -> None:
 def _compare(ufunc, a, b):
     a_data = a.data if isinstance(a, Tensor) else a
     b_data = b.data if isinstance(b, Tensor) else b
+    for value in (a_data, b_data):
+        if not (backend.is_array(value) or isinstance(value, (int, float, bool, complex, np.generic))):
+            if ufunc is np.equal or ufunc is np.not_equal:
+                return NotImplemented  # Python then compares identities, as for any foreign object
+            raise TypeError(f"comparison: cannot compare a Tensor with {type(value).__name__} {value!r:.40}")
     backend.get_array_module(a_data, b_data)
-    return Tensor._make(ufunc(a_data, b_data), False, None, 0)
+    return Tensor._make(xp_asarray(ufunc(a_data, b_data)), False, None, 0)
+
+
+def xp_asarray(value):
+    """``value`` as an array (NumPy comparisons of 0-d arrays give NumPy scalars)."""
+    return value if backend.is_array(value) else np.asarray(value)
 
 
 class _RemovableHandle:

@@ -20,6 +20,7 @@ Warning:
 from __future__ import annotations
 
 import os
+import pickle
 
 import numpy as np
 
@@ -348,41 +349,96 @@ def _output_list(items, size, like, fn, name):
 
 
 # -- object collectives (pickled: for one trusted MPI job) -------------------------
+#
+# Objects travel pickled by this module, as ``(True, bytes)``, or as ``(False, why)`` when
+# they cannot be pickled (or a root's list is malformed): then every rank involved raises,
+# instead of the failing rank raising alone and leaving the others waiting in the collective.
+
+
+def _pack(obj, what: str):
+    try:
+        return True, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:  # noqa: BLE001  (pickling raises PicklingError, AttributeError, TypeError...)
+        return False, f"{what} cannot be pickled ({type(error).__name__}: {error})"
+
+
+def _unpack(packed, fn: str):
+    ok, data = packed
+    if not ok:
+        raise TypeError(f"{fn}: {data}")
+    return pickle.loads(data)
 
 
 def all_gather_object(object_list, obj, group=None) -> None:
-    """Fill ``object_list[r]`` with rank r's picklable ``obj`` on every rank."""
+    """Fill ``object_list[r]`` with rank r's picklable ``obj`` on every rank.
+
+    Raises:
+        ValueError: ``object_list`` is not a list with one entry per rank.
+        TypeError: on every rank, when some rank's ``obj`` cannot be pickled.
+    """
     g = _group(group)
     if not isinstance(object_list, list) or len(object_list) != g.size():
         raise ValueError(f"all_gather_object: object_list must be a list of length {g.size()}")
-    object_list[:] = g.allgather_obj(obj)
+    packed = g.allgather_obj(_pack(obj, f"the obj of group rank {g.rank()}"))
+    object_list[:] = [_unpack(p, "all_gather_object") for p in packed]
 
 
 def broadcast_object_list(object_list, src=0, group=None) -> None:
-    """Replace ``object_list``'s items on every rank by those of global rank ``src``."""
+    """Replace ``object_list``'s items on every rank by those of global rank ``src``.
+
+    Raises:
+        TypeError: ``object_list`` is not a list; or, on every rank, the list
+            of ``src`` cannot be pickled.
+    """
     g = _group(group)
     if not isinstance(object_list, list):
         raise TypeError(f"broadcast_object_list: object_list must be a list, got {type(object_list).__name__}")
-    object_list[:] = g.bcast_obj(list(object_list), _group_rank(g, src, "broadcast_object_list", "src"))
+    root = _group_rank(g, src, "broadcast_object_list", "src")
+    mine = _pack(list(object_list), f"the object_list of src {src}") if g.rank() == root else None
+    object_list[:] = _unpack(g.bcast_obj(mine, root), "broadcast_object_list")
 
 
 def gather_object(obj, object_gather_list=None, dst=0, group=None) -> None:
-    """Collect every rank's ``obj`` into ``object_gather_list`` on global rank ``dst``."""
+    """Collect every rank's ``obj`` into ``object_gather_list`` on global rank ``dst``.
+
+    Raises:
+        TypeError: on ``dst`` and on the rank whose ``obj`` cannot be pickled.
+        ValueError: ``object_gather_list`` on ``dst`` is not a list with one entry per rank.
+    """
     g = _group(group)
     root = _group_rank(g, dst, "gather_object", "dst")
-    gathered = g.gather_obj(obj, root)
+    mine = _pack(obj, f"the obj of group rank {g.rank()}")
+    gathered = g.gather_obj(mine, root)
+    _unpack(mine, "gather_object")
     if g.rank() == root:
         if not isinstance(object_gather_list, list) or len(object_gather_list) != g.size():
             raise ValueError(f"gather_object: object_gather_list must be a list of length {g.size()} on dst")
-        object_gather_list[:] = gathered
+        object_gather_list[:] = [_unpack(p, "gather_object") for p in gathered]
 
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=0, group=None) -> None:
-    """Rank r receives ``scatter_object_input_list[r]`` of ``src`` in ``scatter_object_output_list[0]``."""
+    """Rank r receives ``scatter_object_input_list[r]`` of ``src`` in ``scatter_object_output_list[0]``.
+
+    Raises:
+        TypeError: ``scatter_object_output_list`` is not a non-empty list; or,
+            on every rank concerned, the input list of ``src`` is not a list of
+            one picklable object per rank.
+    """
     g = _group(group)
     root = _group_rank(g, src, "scatter_object_list", "src")
-    if g.rank() == root and (
-        not isinstance(scatter_object_input_list, list) or len(scatter_object_input_list) != g.size()
-    ):
-        raise ValueError(f"scatter_object_list: the input list on src must have length {g.size()}")
-    scatter_object_output_list[0] = g.scatter_obj(scatter_object_input_list, root)
+    output = scatter_object_output_list
+    if not isinstance(output, list) or not output:
+        raise TypeError(
+            f"scatter_object_list: scatter_object_output_list must be a non-empty list, got {output!r}"
+        )
+    items = None
+    if g.rank() == root:
+        inputs = scatter_object_input_list
+        if not isinstance(inputs, list) or len(inputs) != g.size():
+            items = [(False, f"the input list on src must be a list of length {g.size()}")] * g.size()
+        else:
+            items = [_pack(x, f"item {r} of the input list on src") for r, x in enumerate(inputs)]
+    mine = g.scatter_obj(items, root)
+    for item in items or ():
+        _unpack(item, "scatter_object_list")
+    output[0] = _unpack(mine, "scatter_object_list")

@@ -117,6 +117,7 @@ class Future:
             self._exception = exception
             self._done = True
             callbacks, self._callbacks = self._callbacks, []
+            self._poll = self._block = None  # drop the source (a Work that holds this future: a cycle)
             self._condition.notify_all()
         for callback in callbacks:
             callback(self)

@@ -610,7 +610,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     fn = "layer_norm"
     _expect_tensor(fn, "input", input)
     _expect_float(fn, "input", input)
-    shape = (normalized_shape,) if _is_int(normalized_shape) else tuple(normalized_shape)
+    if _is_int(normalized_shape):
+        shape = (normalized_shape,)
+    elif isinstance(normalized_shape, (tuple, list)) and all(_is_int(n) for n in normalized_shape):
+        shape = tuple(normalized_shape)
+    else:
+        raise TypeError(
+            f"layer_norm(): normalized_shape must be an int or a tuple of ints, got {normalized_shape!r:.60}"
+        )
     shape = tuple(int(n) for n in shape)
     if not shape or input.ndim < len(shape) or input.shape[input.ndim - len(shape):] != shape:
         raise ValueError(

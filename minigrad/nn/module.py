@@ -433,8 +433,11 @@ class Module:
         """The descendant at dotted path ``target`` (``""`` is this module).
 
         Raises:
+            TypeError: ``target`` is not a string.
             AttributeError: some component of the path is not a sub-module.
         """
+        if not isinstance(target, str):
+            raise TypeError(f"get_submodule: target must be a dotted path string, got {type(target).__name__}")
         module = self
         if target == "":
             return module

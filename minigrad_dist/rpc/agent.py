@@ -24,6 +24,7 @@ Only then do listeners stop: no request is lost and nobody hangs.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import os
 import queue
@@ -100,6 +101,7 @@ class RpcAgent:
         self._tags = itertools.count()
         self._tag_limit = max(int(self.comm.Get_attr(MPI.TAG_UB) or 32767) - _FIRST_BUFFER_TAG, 1024)
         self._pending = {}
+        self._deadlines = []  # heap of (deadline, request id, worker, name, timeout)
         self._lock = threading.Lock()
         self._sent = 0
         self._processed = 0
@@ -170,6 +172,8 @@ class RpcAgent:
         idle_since = time.monotonic()
         while self._running:
             self._drain_outbox()
+            if self._deadlines:
+                self._expire_due()
             message = self.comm.Improbe(MPI.ANY_SOURCE, TAG_HEADER, status)
             if message is None:
                 # Poll closely while replies are awaited here or traffic was recent; back off when idle.
@@ -255,20 +259,29 @@ class RpcAgent:
                 traceback.print_exc()
 
     def _arm_timeout(self, future, request_id, dst, function, timeout):
-        def expire():
+        """Remember the request's deadline; the listener fails it when the deadline passes."""
+        name = getattr(function, "__qualname__", repr(function))
+        with self._lock:
+            heapq.heappush(self._deadlines, (time.monotonic() + timeout, request_id, dst, name, timeout))
+            if len(self._deadlines) > 2 * len(self._pending) + 1024:
+                # Answered requests leave their entries behind: drop them now and then.
+                self._deadlines = [d for d in self._deadlines if d[1] in self._pending]
+                heapq.heapify(self._deadlines)
+
+    def _expire_due(self) -> None:
+        """Fail every pending request whose deadline has passed (called by the listener)."""
+        now = time.monotonic()
+        while True:
             with self._lock:
+                if not self._deadlines or self._deadlines[0][0] > now:
+                    return
+                _, request_id, dst, name, timeout = heapq.heappop(self._deadlines)
                 pending = self._pending.pop(request_id, None)
             if pending is not None and not pending.done():
-                name = getattr(function, "__qualname__", repr(function))
                 pending.set_exception(RpcTimeoutError(
                     f"RPC {name} to worker {self.workers[dst].name!r} did not complete within {timeout:.3g} s "
                     "(the rpc timeout); pass timeout= to rpc_sync/rpc_async or rpc_timeout to init_rpc to change it"
                 ))
-
-        timer = threading.Timer(timeout, expire)
-        timer.daemon = True
-        timer.start()
-        future.add_done_callback(lambda _: timer.cancel())
 
     # -- shutdown -----------------------------------------------------------------------------
 

@@ -71,10 +71,15 @@ def init_rpc(name: str, rank: int | None = None, world_size: int | None = None, 
     _check_timeout(rpc_timeout, "init_rpc", "rpc_timeout")
     MPI = load_mpi()
     comm = comm if comm is not None else MPI.COMM_WORLD
+    problem = None
     if rank is not None and rank != comm.Get_rank():
-        raise RuntimeError(f"init_rpc: rank={rank} but MPI says this process is rank {comm.Get_rank()}")
-    if world_size is not None and world_size != comm.Get_size():
-        raise RuntimeError(f"init_rpc: world_size={world_size} but MPI runs {comm.Get_size()} processes")
+        problem = f"init_rpc: rank={rank} but MPI says this process is rank {comm.Get_rank()}"
+    elif world_size is not None and world_size != comm.Get_size():
+        problem = f"init_rpc: world_size={world_size} but MPI runs {comm.Get_size()} processes"
+    # Every rank learns every rank's verdict, so a mistake on one rank fails them all (no rank waits alone).
+    problems = [p for p in comm.allgather(problem) if p is not None]
+    if problems:
+        raise RuntimeError(problem or f"init_rpc failed on another rank: {problems[0]}")
     _install_failure_handlers()
     agent = RpcAgent(name, comm, num_worker_threads=num_worker_threads, rpc_timeout=rpc_timeout)
     _state.agent = agent  # registered before it serves: handlers look it up

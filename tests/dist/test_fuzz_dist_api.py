@@ -61,13 +61,9 @@ def test_valid_calls_work_on_every_rank(c):
         assert outcome[0]["raised"] is None, f"the valid call of {c.name} failed: {outcome[0]}"
 
 
-# Reported bugs outside this suite's remit (a fix needs more than an argument check):
-# expected to fail until fixed (strict: the mark must go once they are).
-_PICKLING = (
-    "object collectives let pickle's own exceptions out (AttributeError for a local function); "
-    "the fix that also ends the hang of broadcast/scatter_object_list is reported"
-)
-KNOWN_BUGS = {("all_gather_object", "obj", "lambda"): _PICKLING}
+# Bugs found by this suite that need more than an argument check, expected to fail (strictly).
+# All reported so far are fixed.
+KNOWN_BUGS = {}
 
 
 def _bad_items():

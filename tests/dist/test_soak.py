@@ -22,11 +22,6 @@ SOAK = ROOT / "benchmarks" / "soak.py"
 ITERATIONS = 200
 COUNTS = ("tensors", "graph_nodes", "contexts", "rrefs", "live_contexts", "owned_rrefs")
 RSS_BOUND_MB = 20.0
-_WORK_FUTURE_CYCLE = (
-    "reported: each Work.get_future() makes a Work <-> Future reference cycle (Future._poll and "
-    "Future._block are bound methods of the Work), one per bucket per step, freed only by the cyclic "
-    "GC; fix: drop them in Future._complete"
-)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +93,6 @@ def test_distributed_autograd_creates_no_reference_cycles(report):
         assert samples[-1]["cycle_garbage_total"] == samples[0]["cycle_garbage_total"], samples
 
 
-@pytest.mark.xfail(strict=True, reason=_WORK_FUTURE_CYCLE)
 def test_ddp_steps_create_no_reference_cycles(report):
     for entry in _phases(report, "ddp"):
         samples = _samples(entry)
