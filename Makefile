@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: demo test lint bench clean notebooks notebooks-build
+.PHONY: demo test lint bench soak clean notebooks notebooks-build
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ notebooks-build: $(VENV)/.installed
 bench: $(VENV)/.installed
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_engine.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_ddp.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_rpc.py
+
+# Long runs that must keep memory and object counts flat (2000 DDP steps, 2000 contexts).
+soak: $(VENV)/.installed
+	$(PY) benchmarks/soak.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache

@@ -210,9 +210,9 @@ ARITY = {"add": 2, "mul": 2, "sub": 2, "tanh": 1, "matmul": 2}
 def run_program(spec, leaves, call):
     """Evaluate a program: each step applies an op to earlier values, through ``call(worker, fn, args)``."""
     values = list(leaves)
-    for op, inputs, worker in spec["steps"]:
+    for op, inputs, worker, *via in spec["steps"]:
         args = tuple(values[i % len(values)] for i in inputs[: ARITY[op]])
-        values.append(call(worker, OPS[op], args))
+        values.append(call(worker, OPS[op], args, via[0] if via else "rpc"))
     if spec.get("loss_uses") is not None:
         used = sorted({i % len(values) for i in spec["loss_uses"]})
     else:
@@ -229,9 +229,13 @@ def dist_autograd_vs_local(spec):
         arrays = [rng.uniform(-1, 1, (spec["n"], spec["n"])) for _ in range(spec["leaves"])]
         leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
 
-        def remote_call(worker, fn, args):
+        def remote_call(worker, fn, args, via):
             worker %= world
-            return fn(*args) if worker == 0 else rpc.rpc_sync(f"worker{worker}", fn, args=args)
+            if worker == 0:
+                return fn(*args)
+            if via == "remote":  # the owner computes; to_here brings the value (and its graph) back
+                return rpc.remote(f"worker{worker}", fn, args=args).to_here()
+            return rpc.rpc_sync(f"worker{worker}", fn, args=args)
 
         with dist_autograd.context() as cid:
             loss = run_program(spec, leaves, remote_call)
@@ -240,7 +244,7 @@ def dist_autograd_vs_local(spec):
             dist = [None if grads.get(t) is None else grads[t].data.copy() for t in leaves]
             assert all(t.grad is None for t in leaves), "distributed backward must not touch .grad"
         local_leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
-        local_loss = run_program(spec, local_leaves, lambda w, fn, args: fn(*args))
+        local_loss = run_program(spec, local_leaves, lambda w, fn, args, via: fn(*args))
         local_loss.backward()
         local = [None if t.grad is None else t.grad.data for t in local_leaves]
         out = {"dist": dist, "local": local, "loss": (float(loss.item()), float(local_loss.item()))}
@@ -332,3 +336,85 @@ def distributed_optimizer(spec):
     _polite_barrier()
     rpc.shutdown()
     return (before - after).tolist()
+
+
+# -- nesting, concurrency, retain_graph ------------------------------------------------------------
+
+
+def nested_mul(a, b, next_worker):
+    """Runs on B: asks C for a * b inside the caller's context, then uses the result."""
+    return rpc.rpc_sync(f"worker{next_worker}", mul, args=(a, b)).tanh() + a
+
+
+def _local_nested(a, b):
+    return (a * b).tanh() + a
+
+
+def nested_rpcs(spec):
+    """A (rank 0) calls B, which calls C, all inside one context; gradients equal the local ones."""
+    rank, world = _start()
+    out = None
+    if rank == 0:
+        rng = np.random.default_rng(spec["seed"])
+        arrays = [rng.uniform(-1, 1, (3, 3)) for _ in range(2)]
+        a, b = (mg.tensor(x, requires_grad=True) for x in arrays)
+        with dist_autograd.context() as cid:
+            y = rpc.rpc_sync("worker1", nested_mul, args=(a, b, 2 % world))
+            loss = (y * y).sum()
+            dist_autograd.backward(cid, [loss])
+            grads = dist_autograd.get_gradients(cid)
+            dist = [grads[a].data.copy(), grads[b].data.copy()]
+        la, lb = (mg.tensor(x, requires_grad=True) for x in arrays)
+        ly = _local_nested(la, lb)
+        (ly * ly).sum().backward()
+        out = {"dist": dist, "local": [la.grad.data, lb.grad.data]}
+    _polite_barrier()
+    contexts = dist_autograd.live_context_count()
+    rpc.shutdown()
+    return {"result": out, "contexts_left": contexts}
+
+
+def concurrent_contexts(spec):
+    """Every rank runs its own contexts at the same time, each calling the other ranks."""
+    rank, world = _start()
+    rng = np.random.default_rng(rank)
+    mismatches = 0
+    for i in range(spec["n"]):
+        x = rng.uniform(-1, 1, (2, 2))
+        t = mg.tensor(x, requires_grad=True)
+        peer = f"worker{(rank + 1 + i) % world}"
+        with dist_autograd.context() as cid:
+            y = rpc.rpc_sync(peer, tanh, args=(t,))
+            z = rpc.remote(peer, mul, args=(y, t)).to_here()
+            dist_autograd.backward(cid, [z.sum()])
+            got = dist_autograd.get_gradients(cid)[t].data
+        lt = mg.tensor(x, requires_grad=True)
+        (lt.tanh() * lt).sum().backward()
+        mismatches += not np.allclose(got, lt.grad.data, rtol=1e-12, atol=1e-14)
+    _polite_barrier()
+    contexts = dist_autograd.live_context_count()
+    owned = rref_module.owned_count()
+    rpc.shutdown()
+    return {"mismatches": mismatches, "contexts_left": contexts, "owned_left": owned}
+
+
+def retain_graph_twice(spec):
+    """Two distributed backward passes over one retained graph accumulate twice the gradient."""
+    rank, world = _start()
+    out = None
+    if rank == 0:
+        x = mg.tensor(np.full((2, 2), 0.5), requires_grad=True)
+        with dist_autograd.context() as cid:
+            loss = rpc.rpc_sync("worker1", tanh, args=(x,)).sum()
+            dist_autograd.backward(cid, [loss], retain_graph=True)
+            first = dist_autograd.get_gradients(cid)[x].data.copy()
+            dist_autograd.backward(cid, [loss])
+            second = dist_autograd.get_gradients(cid)[x].data.copy()
+            try:
+                dist_autograd.backward(cid, [loss])
+                third = None
+            except RuntimeError as error:
+                third = str(error)
+        out = {"first": first, "second": second, "third": third}
+    rpc.shutdown()
+    return out

@@ -17,7 +17,7 @@ OPS = sorted(programs.OPS)
 
 def program_strategy(world_size, unused_outputs):
     step = st.tuples(st.sampled_from(OPS), st.lists(st.integers(0, 20), min_size=2, max_size=2),
-                     st.integers(0, world_size - 1))
+                     st.integers(0, world_size - 1), st.sampled_from(["rpc", "remote"]))
     return st.fixed_dictionaries({
         "seed": st.integers(0, 2**16),
         "n": st.integers(1, 3),
@@ -78,8 +78,30 @@ def test_error_on_a_remote_worker_during_backward_reaches_the_caller():
     assert "backward exploded on worker1" in out["error"]
 
 
-def test_contexts_are_released_on_every_worker():
-    assert get_pool(3).run(programs.contexts_released_everywhere, {"n": 20}) == [0, 0, 0]
+def test_contexts_are_released_on_every_worker_after_1000_iterations():
+    assert get_pool(3).run(programs.contexts_released_everywhere, {"n": 1000}, timeout=240) == [0, 0, 0]
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_nested_rpcs_in_one_context(world_size):
+    results = get_pool(world_size).run(programs.nested_rpcs, {"seed": 3})
+    res = results[0]["result"]
+    for got, want in zip(res["dist"], res["local"]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert all(r["contexts_left"] == 0 for r in results)
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_concurrent_contexts_from_every_worker(world_size):
+    results = get_pool(world_size).run(programs.concurrent_contexts, {"n": 40}, timeout=240)
+    assert [r["mismatches"] for r in results] == [0] * world_size
+    assert all(r["contexts_left"] == 0 and r["owned_left"] == 0 for r in results), results
+
+
+def test_retain_graph_allows_a_second_distributed_backward():
+    out = get_pool(2).run(programs.retain_graph_twice, {})[0]
+    np.testing.assert_allclose(out["second"], 2 * out["first"], rtol=1e-12)
+    assert "second time" in out["third"]
 
 
 @pytest.mark.parametrize("world_size", [2, 3])
