@@ -64,51 +64,6 @@ def _params(model):
     return {n: p.data.copy() for n, p in model.named_parameters()}
 
 
-def ddp_vs_local(spec):
-    """DDP on this rank's slice vs (on rank 0) one process on the full batch, several SGD steps.
-
-    Returns per rank: DDP gradients of every step, final parameters, and on
-    rank 0 the local run's gradients and parameters.
-    """
-    rank, world = ensure_init()
-    x, y = global_data(spec, world)
-    # Different initial weights per rank: DDP must broadcast rank 0's.
-    model = build_model(spec, seed=spec["model_seed"] + rank)
-    ddp = dist.DistributedDataParallel(
-        model,
-        bucket_cap_mb=spec["bucket_cap_mb"],
-        find_unused_parameters=spec.get("unused_branch", False),
-        gradient_as_bucket_view=spec.get("gradient_as_bucket_view", False),
-    )
-    opt = _make_optimizer(ddp.parameters(), spec)
-    b = spec["batch_per_rank"]
-    ddp_grads = []
-    for step in range(spec["steps"]):
-        xb = mg.tensor(x[step, rank * b : (rank + 1) * b])
-        yb = mg.tensor(y[step, rank * b : (rank + 1) * b])
-        opt.zero_grad()
-        F.cross_entropy(ddp(xb), yb).backward()
-        ddp_grads.append(_grads(model))
-        opt.step()
-    result = {"grads": ddp_grads, "params": _params(model), "buckets": ddp.reducer.bucket_order()}
-    if rank == 0:
-        result["local"] = local_training(spec, world, x, y)
-    return result
-
-
-def local_training(spec, world, x, y):
-    """The reference: rank 0's initial weights, full global batches, one process."""
-    model = build_model(spec, seed=spec["model_seed"])
-    opt = _make_optimizer(model.parameters(), spec)
-    grads = []
-    for step in range(spec["steps"]):
-        opt.zero_grad()
-        F.cross_entropy(model(mg.tensor(x[step])), mg.tensor(y[step])).backward()
-        grads.append(_grads(model))
-        opt.step()
-    return {"grads": grads, "params": _params(model)}
-
-
 def no_sync_accumulation(spec):
     """k micro-batches under no_sync + 1 synced == the sum of all micro-batch gradients (averaged)."""
     rank, world = ensure_init()
