@@ -55,6 +55,10 @@ def _release_context(context_id):
     return sorted(ctx.known_workers) if ctx is not None else []
 
 
+# Runs in the RPC listener itself (a dict lookup: no need for a worker thread).
+_release_context.rpc_inline = True
+
+
 def _release_everywhere(context_id, agent) -> None:
     from minigrad_dist.rpc import api  # noqa: PLC0415
 

@@ -13,7 +13,9 @@ Threads of one worker:
 * any **caller** thread sends its requests itself and waits on a Future.
 
 Message kinds: ``REQUEST`` (call a function, reply expected), ``REPLY``,
-``ONEWAY`` (call a function inline in the listener, no reply).
+``ONEWAY`` (call a function inline in the listener, no reply). Internal
+request handlers that only do quick bookkeeping and never wait (marked
+with a ``rpc_inline = True`` attribute) also run in the listener.
 
 Graceful shutdown is a termination detection: every worker counts messages
 sent and messages fully processed; workers repeatedly all-reduce both
@@ -210,6 +212,8 @@ class RpcAgent:
                 function(*args)
             finally:
                 self._count_processed()
+        elif getattr(body[0], "rpc_inline", False):
+            self._serve(sender, request_id, autograd, body)  # quick bookkeeping: skip the pool's hand-off
         else:
             self._pool.submit(self._serve, sender, request_id, autograd, body)
 

@@ -1,10 +1,11 @@
 """How RPC messages are encoded: a pickled header plus raw array buffers.
 
 A message is pickled with protocol 5 and a ``buffer_callback``: contiguous
-NumPy arrays (the data of every Tensor, and plain arrays) are not copied
-into the pickle but travel as separate raw MPI messages and are rebuilt on
-the receiver directly over the received memory (no extra copy on either
-side). CuPy arrays are moved to host memory for the trip and arrive on the
+NumPy arrays of 64 KiB or more (the data of Tensors, and plain arrays) are
+not copied into the pickle but travel as separate raw MPI messages and are
+rebuilt on the receiver directly over the received memory (no extra copy on
+either side); smaller ones ride inside the pickle, where a copy costs less
+than another message. CuPy arrays are moved to host memory for the trip and arrive on the
 CPU.
 
 Tensors are pickled by value (data and ``requires_grad``), never with their
@@ -34,6 +35,10 @@ def _rebuild_tensor(data, requires_grad, slot):
     return t
 
 
+# Arrays smaller than this travel inside the pickled header: a copy is cheaper than a message.
+INBAND_LIMIT = 64 * 1024
+
+
 class _DecodeState(threading.local):
     def __init__(self):
         self.tensors = []
@@ -51,8 +56,17 @@ class Encoder(pickle.Pickler):
     """
 
     def __init__(self, file, track_grad: bool):
-        self.buffers = []
-        super().__init__(file, protocol=5, buffer_callback=self.buffers.append)
+        buffers = self.buffers = []
+
+        def out_of_band(buffer) -> bool:
+            # Large buffers go as raw messages; small ones stay in the pickle (one MPI message less).
+            # A closure, not a method: a bound method held by the pickler would make a reference cycle.
+            if buffer.raw().nbytes < INBAND_LIMIT:
+                return True
+            buffers.append(buffer)
+            return False
+
+        super().__init__(file, protocol=5, buffer_callback=out_of_band)
         self.track_grad = track_grad
         self.grad_tensors = []
 
