@@ -52,7 +52,13 @@ def context():
 def _release_context(context_id):
     """RPC handler: forget the context here; return the workers it knew."""
     ctx = registry.release(context_id)
-    return sorted(ctx.known_workers) if ctx is not None else []
+    if ctx is None:
+        return []
+    with ctx.lock:
+        known = sorted(ctx.known_workers)
+        ctx.backwards.clear()  # drop graph state now rather than when the last reference goes
+        ctx.live_sends.clear()
+    return known
 
 
 # Runs in the RPC listener itself (a dict lookup: no need for a worker thread).

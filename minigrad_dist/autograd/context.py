@@ -93,6 +93,11 @@ class ContextRegistry:
             )
         return context
 
+    def find(self, context_id: int):
+        """The context with this id, or None."""
+        with self._lock:
+            return self._contexts.get(context_id)
+
     def get_or_create(self, context_id: int) -> DistAutogradContext:
         """The context with this id, created on first contact (a worker reached by an RPC)."""
         with self._lock:

@@ -18,8 +18,11 @@ FAST mode, step by step (numbers as in the design note):
    may send gradients further (step 5).
 9. Every RPC returns only when all the work it caused is done, so when the
    calls made by step 4 have returned, the whole distributed pass is over.
-   Each worker that took part then runs its end-of-backward callbacks and
-   reports nodes that received only part of their gradients.
+   Each gradient RPC, before it returns, runs the end-of-backward callbacks
+   its work queued and replies with a versioned snapshot of its worker's
+   nodes that received only part of their gradients; replies carry the
+   snapshots of the calls they made in turn, so the initiator ends up with
+   every worker's newest snapshot without another round of messages.
 
 FAST mode assumes every send node will receive a gradient. When an RPC's
 result does not reach the loss (the note's "computing dependencies"
@@ -64,7 +67,6 @@ class WorkerBackward:
     """One worker's share of one distributed backward pass (its GraphTask and bookkeeping)."""
 
     def __init__(self, context, backward_id, mode, retain_graph, root_nodes=()):
-        self.context = context
         self.backward_id = backward_id
         self.mode = mode
         self.retain_graph = retain_graph
@@ -77,6 +79,7 @@ class WorkerBackward:
         self.task = GraphTask(roots, retain_graph=retain_graph, grad_map=context.grad_map)
         self.initial = dict(self.task.dependencies)
         self.contacted = set()
+        self.version = 0
         self._futures = []
 
     def run(self, seeds):
@@ -115,15 +118,26 @@ class WorkerBackward:
         return [n for n, count in self.task.dependencies.items() if 0 < count < self.initial.get(n, 0)]
 
 
-def _wait_all(futures):
-    errors = []
+def _wait_all(futures) -> list:
+    """Wait for every future; return their results (raise the first error once all are done)."""
+    errors, results = [], []
     for future in futures:
         try:
-            future.wait()
+            results.append(future.wait())
         except BaseException as error:  # noqa: BLE001  (reported below, all futures awaited first)
             errors.append(error)
     if errors:
         raise errors[0]
+    return results
+
+
+def _merge_reports(results, into: dict) -> dict:
+    """Keep, per worker, the newest ``(version, partial nodes)`` report among ``results``."""
+    for report in results:
+        for worker, (version, partial) in (report or {}).items():
+            if worker not in into or into[worker][0] < version:
+                into[worker] = (version, partial)
+    return into
 
 
 def _worker_backward(context, backward_id, mode, retain_graph) -> WorkerBackward:
@@ -150,20 +164,24 @@ def receive_gradients(context_id, message_id, grads, backward_id, mode, retain_g
         else:
             seeds = [(send, i, g) for i, g in enumerate(grads)]
         futures = backward.run(seeds)
-    _wait_all(futures)
-
-
-def finish_backward(context_id, backward_id):
-    """Step 9 on one worker: run callbacks, report partial nodes, return whom it contacted."""
-    context = registry.get(context_id)
+    reports = _merge_reports(_wait_all(futures), {})
     with context.lock:
-        backward = context.backwards.pop(backward_id, None)
-        context.live_sends.pop(backward_id, None)
-    if backward is None:
-        return [], []
-    backward.task.finish()
-    partial = [_describe(node, backward) for node in backward.partial_nodes()]
-    return partial, sorted(backward.contacted)
+        # Step 9 for this share of the work: callbacks queued by it run now, and the reply
+        # carries a snapshot of this worker's unmet dependencies (the newest version wins).
+        backward.task.finish()
+        backward.version += 1
+        partial = [_describe(node, backward) for node in backward.partial_nodes()]
+    reports[_agent().rank] = (backward.version, partial)
+    return reports
+
+
+def drop_backward(context_id, backward_id) -> None:
+    """Forget a finished backward's state on this worker (sent without waiting by the initiator)."""
+    context = registry.find(context_id)
+    if context is not None:  # the context may already be released: nothing to forget then
+        with context.lock:
+            context.backwards.pop(backward_id, None)
+            context.live_sends.pop(backward_id, None)
 
 
 def smart_traverse(context_id, backward_id, message_ids):
@@ -236,11 +254,17 @@ def backward(context_id: int, roots, retain_graph: bool = False, mode: str = "fa
         local = WorkerBackward(context, backward_id, mode, retain_graph, root_nodes)
         context.backwards[backward_id] = local
         futures = local.run(seeds)
+    reports = {}
     try:
-        _wait_all(futures)
+        _merge_reports(_wait_all(futures), reports)
     finally:
-        reports = _finish_everywhere(context, backward_id, agent)
-    problems = [(worker, text) for worker, items in reports.items() for text in items]
+        with context.lock:
+            context.backwards.pop(backward_id, None)
+            context.live_sends.pop(backward_id, None)
+            local.task.finish()
+            reports[agent.rank] = (float("inf"), [_describe(n, local) for n in local.partial_nodes()])
+        _drop_remote_state(agent, reports, context_id, backward_id)
+    problems = [(worker, text) for worker, (_, items) in sorted(reports.items()) for text in items]
     if problems:
         lines = "\n".join(f"  worker {agent.workers[w].name!r}: {text}" for w, text in problems[:10])
         if mode == "fast":
@@ -251,6 +275,19 @@ def backward(context_id: int, roots, retain_graph: bool = False, mode: str = "fa
                 "dist_autograd.backward(context_id, roots, mode='smart')."
             )
         raise RuntimeError(f"distributed backward finished with nodes that did not get all gradients:\n{lines}")
+
+
+def _drop_remote_state(agent, workers, context_id, backward_id) -> None:
+    """Tell the other workers to forget this backward (without waiting, outside the context:
+    a message sent inside it would recreate the context on a worker that already released it)."""
+    previous = registry.current.context_id
+    registry.current.context_id = None
+    try:
+        for worker in workers:
+            if worker != agent.rank:
+                agent.request(worker, drop_backward, (context_id, backward_id), timeout=0)
+    finally:
+        registry.current.context_id = previous
 
 
 def _check_roots(roots):
@@ -293,21 +330,3 @@ def _discover_live_sends(context, backward_id, root_nodes, me):
             for w, ids in found.items():
                 next_frontier[w].extend(ids)
         frontier = next_frontier
-
-
-def _finish_everywhere(context, backward_id, agent) -> dict:
-    """Step 9 on every worker that took part; returns ``{worker: [partial node descriptions]}``."""
-    from minigrad_dist.rpc import api  # noqa: PLC0415
-
-    reports = {}
-    partial, contacted = finish_backward(context.context_id, backward_id)
-    reports[agent.rank] = partial
-    to_visit = [w for w in contacted if w != agent.rank]
-    while to_visit:
-        worker = to_visit.pop()
-        if worker in reports:
-            continue
-        partial, contacted = api.rpc_sync(worker, finish_backward, (context.context_id, backward_id), timeout=0)
-        reports[worker] = partial
-        to_visit.extend(w for w in contacted if w not in reports)
-    return reports
