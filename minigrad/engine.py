@@ -32,7 +32,7 @@ import time
 
 from minigrad.anomaly import _mode as _anomaly
 from minigrad.anomaly import check_gradients
-from minigrad.function import AccumulateGrad
+from minigrad.function import AccumulateGrad, add_gradients
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.tensor import Tensor
 
@@ -157,12 +157,7 @@ class GraphTask:
         if slots is None:
             slots = buffers[node] = [None] * node.num_outputs
         old = slots[output_nr]
-        if old is None:
-            slots[output_nr] = grad
-        elif self.create_graph:
-            slots[output_nr] = old + grad
-        else:
-            slots[output_nr] = Tensor._make(old.data + grad.data, False, None, 0)
+        slots[output_nr] = grad if old is None else add_gradients(old, grad, self.create_graph)
 
     def _run_node(self, node):
         grads = self.buffers.pop(node, None)
@@ -222,7 +217,7 @@ class GraphTask:
             if key in capture and grads is not None and grads[output_nr] is not None:
                 old = capture[key]
                 grad = grads[output_nr]
-                capture[key] = grad if old is None else _sum(old, grad, self.create_graph)
+                capture[key] = grad if old is None else add_gradients(old, grad, self.create_graph)
 
 
 def _run_pre_hooks(node, grads):
@@ -232,10 +227,6 @@ def _run_pre_hooks(node, grads):
             new = hook(grads[output_nr])
             if new is not None:
                 grads[output_nr] = new
-
-
-def _sum(a, b, create_graph):
-    return a + b if create_graph else Tensor._make(a.data + b.data, False, None, 0)
 
 
 def _materialize_missing(node, grads):

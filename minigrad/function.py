@@ -287,13 +287,13 @@ class AccumulateGrad(Node):
             if old is None:
                 grad_map[var] = grad if create_graph else _owned(grad)
             else:
-                grad_map[var] = _add_grads(old, grad, create_graph)
+                grad_map[var] = add_gradients(old, grad, create_graph)
             return
         old = var.grad
         if old is None:
             var.grad = grad if create_graph else _owned(grad)
         else:
-            var.grad = _add_grads(old, grad, create_graph)
+            var.grad = add_gradients(old, grad, create_graph)
         if var._post_accumulate_hooks:
             for hook in var._post_accumulate_hooks:
                 hook(var)
@@ -326,8 +326,11 @@ def _owned(grad):
     return Tensor._make(data.copy(), False, None, 0)
 
 
-def _add_grads(a, b, create_graph):
-    """Sum two gradients out of place (gradient arrays may be shared, never mutate them)."""
+def add_gradients(a, b, create_graph):
+    """Sum two gradients out of place (gradient arrays may be shared, never mutate them).
+
+    With ``create_graph`` the sum is a recorded op (higher-order gradients need it).
+    """
     if create_graph:
         return a + b
     return Tensor._make(a.data + b.data, False, None, 0)

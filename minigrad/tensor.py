@@ -261,10 +261,7 @@ class Tensor:
         def store_grad(grad):
             tensor = ref()
             if tensor is not None:
-                if tensor.grad is None:
-                    tensor.grad = grad.detach()
-                else:
-                    tensor.grad = Tensor._make(tensor.grad.data + grad.data, False, None, 0)
+                tensor.grad = grad.detach() if tensor.grad is None else add_gradients(tensor.grad, grad, False)
 
         self.grad_fn.register_prehook(self._output_nr, store_grad)
 
@@ -707,10 +704,10 @@ def _compare(ufunc, a, b):
                 return NotImplemented  # Python then compares identities, as for any foreign object
             raise TypeError(f"comparison: cannot compare a Tensor with {type(value).__name__} {value!r:.40}")
     backend.get_array_module(a_data, b_data)
-    return Tensor._make(xp_asarray(ufunc(a_data, b_data)), False, None, 0)
+    return Tensor._make(_as_array(ufunc(a_data, b_data)), False, None, 0)
 
 
-def xp_asarray(value):
+def _as_array(value):
     """``value`` as an array (NumPy comparisons of 0-d arrays give NumPy scalars)."""
     return value if backend.is_array(value) else np.asarray(value)
 
@@ -729,7 +726,7 @@ class _RemovableHandle:
 
 
 # Imported last: these modules build on the Tensor class defined above.
-from minigrad.function import AccumulateGrad  # noqa: E402
+from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
 from minigrad.ops import elementwise as _ops_ew  # noqa: E402
 from minigrad.ops import indexing as _ops_index  # noqa: E402
 from minigrad.ops import linalg as _ops_linalg  # noqa: E402

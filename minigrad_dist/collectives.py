@@ -24,7 +24,7 @@ import pickle
 
 import numpy as np
 
-from minigrad import backend
+from minigrad import backend as array_backend  # not `backend`: init_process_group has an argument of that name
 from minigrad.tensor import Tensor
 from minigrad_dist import debug as _debug
 from minigrad_dist.failure import install_failure_handlers
@@ -105,13 +105,8 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
         _world.default_group = ProcessGroup(comm)
     _world.timeout = timeout
     _world.local_rank = _compute_local_rank(_world.default_group.comm)
-    if backend_has_cuda():
-        backend.use_cuda_device(_world.local_rank % backend.cuda_device_count())
-
-
-def backend_has_cuda() -> bool:
-    """True when CuPy sees a CUDA device on this node."""
-    return backend.cuda_is_available()
+    if array_backend.cuda_is_available():
+        array_backend.use_cuda_device(_world.local_rank % array_backend.cuda_device_count())
 
 
 def _resolve_timeout(timeout):
@@ -237,7 +232,7 @@ def _is_rank_like(value) -> bool:
 def _array(t, fn: str, name: str = "tensor"):
     if isinstance(t, Tensor):
         return t.data
-    if backend.is_array(t):
+    if array_backend.is_array(t):
         return t
     raise TypeError(f"{fn}: {name} must be a Tensor or a NumPy/CuPy array, got {type(t).__name__}")
 
