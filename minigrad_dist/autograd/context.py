@@ -7,7 +7,8 @@ A context (``DistAutogradContext``) holds, for one forward/backward pass:
 * the workers this worker exchanged messages with in the pass;
 * the gradient map ``leaf Tensor -> gradient``: distributed backward passes
   accumulate here, never into ``.grad``;
-* the state of running backward passes (one per backward id).
+* the state of running backward passes (one per backward id), and, on the
+  initiator, which finished passes other workers may still remember.
 
 Context ids and message ids are globally unique: the creating worker's id
 sits in the high bits, a local counter in the low 48.
@@ -41,6 +42,7 @@ class DistAutogradContext:
         self.grad_map = {}
         self.backwards = {}
         self.live_sends = {}
+        self.finished_backwards = {}  # worker -> ids of finished backward passes it can forget
 
     def __repr__(self):
         return (f"DistAutogradContext({id_text(self.context_id)}, sends={len(self.send_nodes)}, "

@@ -10,7 +10,10 @@ FAST mode, step by step (numbers as in the design note):
    into the context's gradient map, never into ``.grad``.
 5. When the executor runs a recv node, the node sends its gradients by RPC
    to the worker that sent the tensors, with the context id and the pair's
-   autograd_message_id.
+   autograd_message_id. (Gradients bound for the worker whose gradient RPC
+   is being served right now ride back on that RPC's reply instead: the
+   caller is waiting for the reply anyway and runs them as in steps 6-8,
+   which saves a round trip per hop back; see ``WorkerBackward.reply_to``.)
 6. That worker looks up the send node by the message id;
 7. the first time it hears of this backward it counts its dependencies
    from all of its send nodes (steps 2-3);
@@ -22,7 +25,9 @@ FAST mode, step by step (numbers as in the design note):
    its work queued and replies with a versioned snapshot of its worker's
    nodes that received only part of their gradients; replies carry the
    snapshots of the calls they made in turn, so the initiator ends up with
-   every worker's newest snapshot without another round of messages.
+   every worker's newest snapshot without another round of messages. A
+   finished backward's state on the other workers is dropped by the next
+   gradient RPC of the context to them, or when the context is released.
 
 FAST mode assumes every send node will receive a gradient. When an RPC's
 result does not reach the loss (the note's "computing dependencies"
@@ -76,18 +81,25 @@ class WorkerBackward:
         else:
             sends = list(context.send_nodes.values())
         roots = list(dict.fromkeys(list(root_nodes) + sends))
+        self.context = context
         self.task = GraphTask(roots, retain_graph=retain_graph, grad_map=context.grad_map)
         self.initial = dict(self.task.dependencies)
         self.contacted = set()
         self.version = 0
         self._futures = []
+        # The worker whose gradient RPC this thread is serving (None on the initiator): gradients
+        # for it are returned in the reply rather than sent as a new RPC (it waits for the reply).
+        self.reply_to = None
+        self.returned = defaultdict(list)  # caller -> [(message_id, grads)] (threads serving callers share it)
 
-    def run(self, seeds):
+    def run(self, seeds, reply_to=None):
         """Deliver ``[(node, output_nr, grad or None)]`` and run all that becomes ready.
 
         Returns the futures of the gradient RPCs sent meanwhile (callers wait
-        for them *outside* the context lock).
+        for them *outside* the context lock). Gradients for ``reply_to`` are
+        collected in ``self.returned[reply_to]`` instead of being sent.
         """
+        self.reply_to = reply_to
         task = self.task
         pushed = []
         for node, output_nr, grad in seeds:
@@ -108,10 +120,20 @@ class WorkerBackward:
         return futures
 
     def send_gradients(self, recv: RecvNode, grads) -> None:
-        """Step 5: a recv node ran; ship its gradients to the sender."""
+        """Step 5: a recv node ran; ship its gradients to the sender (or return them to the caller)."""
+        if recv.src == self.reply_to:
+            self.returned[recv.src].append((recv.message_id, grads))
+            return
         self.contacted.add(recv.src)
-        args = (recv.context_id, recv.message_id, grads, self.backward_id, self.mode, self.retain_graph)
-        self._futures.append(_agent().request(recv.src, receive_gradients, args, timeout=0))
+        agent = _agent()
+        forget = self.context.finished_backwards.pop(recv.src, ())
+        args = (recv.context_id, recv.message_id, grads, self.backward_id, self.mode, self.retain_graph,
+                agent.rank, forget)
+        self._futures.append(agent.request(recv.src, receive_gradients, args, timeout=0))
+
+    def take_returned(self, caller) -> list:
+        """The ``(message_id, grads)`` collected for ``caller`` and not yet returned to it."""
+        return self.returned.pop(caller, [])
 
     def partial_nodes(self) -> list:
         """Nodes that got some but not all of their gradients (FAST mode's failure case)."""
@@ -131,13 +153,40 @@ def _wait_all(futures) -> list:
     return results
 
 
-def _merge_reports(results, into: dict) -> dict:
-    """Keep, per worker, the newest ``(version, partial nodes)`` report among ``results``."""
-    for report in results:
-        for worker, (version, partial) in (report or {}).items():
+def _merge_reports(results, into: dict) -> list:
+    """Keep, per worker, the newest ``(version, partial nodes)`` report among the replies ``results``.
+
+    Returns the gradients the replies carried back for this worker, ``[(message_id, grads)]``.
+    """
+    returned = []
+    for report, grads_back in results:
+        returned.extend(grads_back)
+        for worker, (version, partial) in report.items():
             if worker not in into or into[worker][0] < version:
                 into[worker] = (version, partial)
-    return into
+    return returned
+
+
+def _send_node_seeds(context, message_id, grads) -> list:
+    """Step 6: the seeds ``(send node, output_nr, grad)`` for gradients of the pair ``message_id``."""
+    send = context.send_nodes.get(message_id)
+    if send is None:
+        raise RuntimeError(f"no send node for autograd message {id_text(message_id)} in context "
+                           f"{id_text(context.context_id)} (was the context released during the backward?)")
+    if grads is None:
+        return [(send, 0, None)]
+    return [(send, i, g) for i, g in enumerate(grads)]
+
+
+def _drive(context, backward, futures, reports, reply_to) -> None:
+    """Wait for the gradient RPCs ``futures``; run the gradients their replies carried back, until done."""
+    while futures:
+        returned = _merge_reports(_wait_all(futures), reports)
+        if not returned:
+            return
+        with context.lock:
+            seeds = [seed for message_id, grads in returned for seed in _send_node_seeds(context, message_id, grads)]
+            futures = backward.run(seeds, reply_to)
 
 
 def _worker_backward(context, backward_id, mode, retain_graph) -> WorkerBackward:
@@ -150,38 +199,35 @@ def _worker_backward(context, backward_id, mode, retain_graph) -> WorkerBackward
 # -- RPC handlers (run on the workers that take part) ------------------------------------------
 
 
-def receive_gradients(context_id, message_id, grads, backward_id, mode, retain_graph):
-    """Steps 6-8 on the worker that sent the tensors of ``message_id``."""
+def receive_gradients(context_id, message_id, grads, backward_id, mode, retain_graph, caller, forget=()):
+    """Steps 6-8 on the worker that sent the tensors of ``message_id`` (called by worker ``caller``).
+
+    ``forget``: ids of earlier, finished backward passes of this context whose state can go.
+    Returns ``(reports, gradients for the caller)``, see the module docstring.
+    """
     context = registry.get(context_id)
     with context.lock:
+        for old in forget:
+            _drop_backward(context, old)
         backward = _worker_backward(context, backward_id, mode, retain_graph)
-        send = context.send_nodes.get(message_id)
-        if send is None:
-            raise RuntimeError(f"no send node for autograd message {id_text(message_id)} in context "
-                               f"{id_text(context_id)} (was the context released during the backward?)")
-        if grads is None:
-            seeds = [(send, 0, None)]
-        else:
-            seeds = [(send, i, g) for i, g in enumerate(grads)]
-        futures = backward.run(seeds)
-    reports = _merge_reports(_wait_all(futures), {})
+        futures = backward.run(_send_node_seeds(context, message_id, grads), reply_to=caller)
+    reports = {}
+    _drive(context, backward, futures, reports, caller)
     with context.lock:
         # Step 9 for this share of the work: callbacks queued by it run now, and the reply
         # carries a snapshot of this worker's unmet dependencies (the newest version wins).
         backward.task.finish()
         backward.version += 1
         partial = [_describe(node, backward) for node in backward.partial_nodes()]
+        returned = backward.take_returned(caller)
     reports[_agent().rank] = (backward.version, partial)
-    return reports
+    return reports, returned
 
 
-def drop_backward(context_id, backward_id) -> None:
-    """Forget a finished backward's state on this worker (sent without waiting by the initiator)."""
-    context = registry.find(context_id)
-    if context is not None:  # the context may already be released: nothing to forget then
-        with context.lock:
-            context.backwards.pop(backward_id, None)
-            context.live_sends.pop(backward_id, None)
+def _drop_backward(context, backward_id) -> None:
+    """Forget a finished backward's state on this worker (caller holds ``context.lock``)."""
+    context.backwards.pop(backward_id, None)
+    context.live_sends.pop(backward_id, None)
 
 
 def smart_traverse(context_id, backward_id, message_ids):
@@ -256,14 +302,16 @@ def backward(context_id: int, roots, retain_graph: bool = False, mode: str = "fa
         futures = local.run(seeds)
     reports = {}
     try:
-        _merge_reports(_wait_all(futures), reports)
+        _drive(context, local, futures, reports, reply_to=None)
     finally:
         with context.lock:
-            context.backwards.pop(backward_id, None)
-            context.live_sends.pop(backward_id, None)
+            _drop_backward(context, backward_id)
             local.task.finish()
             reports[agent.rank] = (float("inf"), [_describe(n, local) for n in local.partial_nodes()])
-        _drop_remote_state(agent, reports, context_id, backward_id)
+            # The other workers forget this pass with the next gradient RPC sent to them (or at release).
+            for worker in reports:
+                if worker != agent.rank:
+                    context.finished_backwards.setdefault(worker, []).append(backward_id)
     problems = [(worker, text) for worker, (_, items) in sorted(reports.items()) for text in items]
     if problems:
         lines = "\n".join(f"  worker {agent.workers[w].name!r}: {text}" for w, text in problems[:10])
@@ -275,19 +323,6 @@ def backward(context_id: int, roots, retain_graph: bool = False, mode: str = "fa
                 "dist_autograd.backward(context_id, roots, mode='smart')."
             )
         raise RuntimeError(f"distributed backward finished with nodes that did not get all gradients:\n{lines}")
-
-
-def _drop_remote_state(agent, workers, context_id, backward_id) -> None:
-    """Tell the other workers to forget this backward (without waiting, outside the context:
-    a message sent inside it would recreate the context on a worker that already released it)."""
-    previous = registry.current.context_id
-    registry.current.context_id = None
-    try:
-        for worker in workers:
-            if worker != agent.rank:
-                agent.request(worker, drop_backward, (context_id, backward_id), timeout=0)
-    finally:
-        registry.current.context_id = previous
 
 
 def _check_roots(roots):
