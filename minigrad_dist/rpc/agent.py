@@ -10,7 +10,12 @@ Threads of one worker:
   (RRef reference counts) are handled right there in arrival order, and
   requests go to the pool;
 * the **worker pool** runs requests and sends the replies;
-* any **caller** thread sends its requests itself and waits on a Future.
+* any **caller** thread sends its requests itself and waits on a Future;
+  while it waits it polls the communicator itself, exactly as the listener
+  would (one poller at a time, under a lock), so its reply needs no
+  hand-off from the listener thread, and the listener backs off meanwhile
+  (every waking of the listener costs the busy threads of this process
+  some of the GIL).
 
 Message kinds: ``REQUEST`` (call a function, reply expected), ``REPLY``,
 ``ONEWAY`` (call a function inline in the listener, no reply). Internal
@@ -34,7 +39,6 @@ import threading
 import time
 import traceback
 from collections import namedtuple
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -108,21 +112,29 @@ class RpcAgent:
         self._sent = 0
         self._processed = 0
         self._outbox = queue.SimpleQueue()
-        self._pool = ThreadPoolExecutor(num_worker_threads, thread_name_prefix=f"rpc-{name}")
+        self._tasks = queue.SimpleQueue()  # requests received by a thread that does not serve them itself
+        self._leading = False  # an idle pool thread is polling (it serves what it receives: no hand-off)
+        self._pool = [threading.Thread(target=self._work, name=f"rpc-{name}-{i}", daemon=True)
+                      for i in range(num_worker_threads)]
         self._running = False
+        self._poll_lock = threading.RLock()  # one poller at a time: a message is received whole, in order
+        self._waiters = 0  # threads polling while they wait for a reply (the listener backs off)
+        self._last_traffic = time.monotonic()
         self._listener = threading.Thread(target=self._listen, name=f"rpc-listener-{name}", daemon=True)
 
     def start(self) -> None:
         """Start serving (after the agent is registered as this process's agent)."""
         self._running = True
         self._listener.start()
+        for thread in self._pool:
+            thread.start()
 
     # -- sending ---------------------------------------------------------------------------
 
     def request(self, dst: int, function, args=(), kwargs=None, timeout=None) -> Future:
         """Call ``function(*args, **kwargs)`` on worker ``dst``; a Future of its result."""
         request_id = next(self._request_ids)
-        future = Future()
+        future = _ReplyFuture(self)
         future.request_id = request_id
         with self._lock:
             self._pending[request_id] = future
@@ -167,33 +179,112 @@ class RpcAgent:
     # -- receiving ---------------------------------------------------------------------------
 
     def _listen(self) -> None:
-        MPI = self.MPI
-        status = MPI.Status()
         _fine_timer_slack()
         pause = 0.0
-        idle_since = time.monotonic()
         while self._running:
+            if self._waiters or self._leading:
+                time.sleep(_IDLE_PAUSE)  # a waiting caller or an idle pool thread polls: stay out of their way
+                continue
+            if self._poll_once():
+                pause = 0.0
+                continue
+            # Poll closely while replies are awaited here or traffic was recent; back off when idle.
+            busy = self._pending or time.monotonic() - self._last_traffic < _RECENT
+            pause = _BUSY_PAUSE if busy else min(pause * 2 or _BUSY_PAUSE, _IDLE_PAUSE)
+            time.sleep(pause)
+
+    def _poll_once(self, serve_here=False):
+        """Receive and dispatch one message if one is there (any thread).
+
+        Returns False if there was none, else True, or with ``serve_here`` a
+        request to serve as ``(sender, request_id, autograd, body)``.
+        """
+        if not self._poll_lock.acquire(blocking=False):
+            return False
+        try:
             self._drain_outbox()
             if self._deadlines:
                 self._expire_due()
-            message = self.comm.Improbe(MPI.ANY_SOURCE, TAG_HEADER, status)
+            status = self.MPI.Status()
+            message = self.comm.Improbe(self.MPI.ANY_SOURCE, TAG_HEADER, status)
             if message is None:
-                # Poll closely while replies are awaited here or traffic was recent; back off when idle.
-                busy = self._pending or time.monotonic() - idle_since < _RECENT
+                return False
+            self._last_traffic = time.monotonic()
+            frame = bytearray(status.Get_count(self.MPI.BYTE))
+            message.Recv([frame, self.MPI.BYTE])
+            try:
+                return self._receive(status.Get_source(), frame, serve_here) or True
+            except BaseException:  # noqa: BLE001  (a broken message must not kill the poller)
+                traceback.print_exc()
+                return True
+        finally:
+            self._poll_lock.release()
+
+    # -- the worker pool (leader/followers) ---------------------------------------------------
+
+    def _work(self) -> None:
+        """A pool thread: serve queued requests; when idle, lead the polling if nobody does."""
+        _fine_timer_slack()
+        while True:
+            try:
+                task = self._tasks.get_nowait()
+            except queue.Empty:
+                task = self._lead() or self._tasks.get()
+            if task is None:
+                return
+            self._serve(*task)
+            del task  # the request's arguments must not outlive it while this thread idles
+
+    def _lead(self):
+        """Poll as the pool's leader until a request arrives for this thread; None if another leads."""
+        with self._lock:
+            if self._leading or not self._running:
+                return None
+            self._leading = True
+        try:
+            pause = 0.0
+            while self._running:
+                try:
+                    return self._tasks.get_nowait()
+                except queue.Empty:
+                    pass
+                got = self._poll_once(serve_here=True)
+                if isinstance(got, tuple):
+                    return got
+                if got:
+                    pause = 0.0
+                    continue
+                busy = self._pending or time.monotonic() - self._last_traffic < _RECENT
                 pause = _BUSY_PAUSE if busy else min(pause * 2 or _BUSY_PAUSE, _IDLE_PAUSE)
                 time.sleep(pause)
-                continue
-            pause = 0.0
-            idle_since = time.monotonic()
-            source = status.Get_source()
-            frame = bytearray(status.Get_count(MPI.BYTE))
-            message.Recv([frame, MPI.BYTE])
-            try:
-                self._receive(source, frame)
-            except BaseException:  # noqa: BLE001  (a broken message must not kill the listener)
-                traceback.print_exc()
+            return None
+        finally:
+            self._leading = False
 
-    def _receive(self, source, frame):
+    def wait_polling(self, future, timeout) -> None:
+        """Poll for messages in this thread until ``future`` is done, ``timeout`` passes or RPC stops."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        _fine_timer_slack_once()
+        with self._lock:
+            self._waiters += 1
+        try:
+            idle = 0
+            while not future._done and self._running:
+                if self._poll_once():
+                    idle = 0
+                    continue
+                if deadline is not None and time.monotonic() >= deadline:
+                    return
+                idle += 1
+                if idle < 8:
+                    os.sched_yield()
+                else:
+                    time.sleep(_BUSY_PAUSE)
+        finally:
+            with self._lock:
+                self._waiters -= 1
+
+    def _receive(self, source, frame, serve_here=False):
         MPI = self.MPI
         view = memoryview(frame)
         meta_end = 4 + int.from_bytes(view[:4], "little")
@@ -215,7 +306,11 @@ class RpcAgent:
         elif getattr(body[0], "rpc_inline", False):
             self._serve(sender, request_id, autograd, body)  # quick bookkeeping: skip the pool's hand-off
         else:
-            self._pool.submit(self._serve, sender, request_id, autograd, body)
+            task = (sender, request_id, autograd, body)
+            if serve_here:
+                return task
+            self._tasks.put(task)
+        return None
 
     def _serve(self, sender, request_id, autograd, body) -> None:
         function, args, kwargs = body
@@ -304,7 +399,10 @@ class RpcAgent:
             self._wait_for_global_quiescence(timeout)
         self._running = False
         self._listener.join()
-        self._pool.shutdown(wait=True)
+        for _ in self._pool:
+            self._tasks.put(None)
+        for thread in self._pool:
+            thread.join()
         with self._lock:
             pending, self._pending = list(self._pending.values()), {}
         for future in pending:
@@ -324,14 +422,42 @@ class RpcAgent:
             with self._lock:
                 counts = np.array([self._sent, self._processed], dtype=np.int64)
             request = self.coll.Iallreduce(MPI.IN_PLACE, counts, MPI.SUM)
+            pause = 1e-4
             while not request.Test():
-                time.sleep(1e-4)
+                # Back off: a worker that sits here while the others still work must not take their CPU.
+                time.sleep(pause)
+                pause = min(pause * 2, _IDLE_PAUSE * 4)
                 _check_deadline(deadline, "waiting for the other workers to finish")
             totals = (int(counts[0]), int(counts[1]))
             if totals[0] == totals[1] and totals == previous:
                 return
             previous = totals
             time.sleep(1e-3)
+
+
+class _ReplyFuture(Future):
+    """The future of a request's reply: a thread that waits for it polls MPI meanwhile."""
+
+    def __init__(self, agent):
+        super().__init__()
+        self._agent = agent
+
+    def wait(self, timeout: float | None = None):
+        if not self._done:
+            start = time.monotonic()
+            self._agent.wait_polling(self, timeout)
+            if timeout is not None:
+                timeout = max(0.0, timeout - (time.monotonic() - start))
+        return super().wait(timeout)
+
+
+_slack = threading.local()
+
+
+def _fine_timer_slack_once() -> None:
+    if not getattr(_slack, "done", False):
+        _fine_timer_slack()
+        _slack.done = True
 
 
 def _fine_timer_slack() -> None:
