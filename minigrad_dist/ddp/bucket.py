@@ -9,6 +9,8 @@ first allreduce starts early), ``bucket_cap_mb`` for the rest, as upstream.
 
 from __future__ import annotations
 
+import sys
+
 from minigrad import backend
 
 FIRST_BUCKET_CAP_BYTES = 1024 * 1024
@@ -85,6 +87,17 @@ class Bucket:
         """The region of ``buffer`` for member ``slot``, shaped like the parameter."""
         start = self.offsets[slot]
         return self.buffer[start : start + self.sizes[slot]].reshape(self.shapes[slot])
+
+    def has_outside_views(self) -> bool:
+        """Whether anything besides this bucket may still reference ``buffer`` (e.g. a ``.grad`` view).
+
+        Exact for NumPy (every view keeps its base alive, so the reference
+        count tells); always True on other devices, where a fresh buffer
+        from the memory pool costs little.
+        """
+        if backend.device_of(self.buffer) != "cpu":
+            return True
+        return sys.getrefcount(self.buffer) > 2  # the attribute and getrefcount's own argument
 
     def reset(self) -> None:
         """Forget the previous iteration (before a new backward)."""

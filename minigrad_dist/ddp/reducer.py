@@ -59,8 +59,10 @@ class Reducer:
         bucket_cap_bytes: cap of every bucket but the first.
         find_unused_parameters: expect parameters without gradients (step 2).
         gradient_as_bucket_view: keep ``.grad`` as views into one persistent
-            bucket buffer (saves memory); otherwise each iteration's reduced
-            buffer is fresh, so earlier ``.grad`` arrays are never overwritten.
+            bucket buffer (saves memory); otherwise a bucket's buffer is reused
+            only once nothing outside the Reducer views it any more (the usual
+            ``zero_grad()`` drops the views), so an earlier ``.grad`` that is
+            still held is never overwritten.
     """
 
     def __init__(
@@ -133,7 +135,8 @@ class Reducer:
             )
         for bucket in self.buckets:
             bucket.reset()
-            if not self.gradient_as_bucket_view:
+            if not self.gradient_as_bucket_view and bucket.has_outside_views():
+                # Last iteration's .grad still views this buffer: reduce into a fresh one.
                 xp = backend.get_array_module(bucket.buffer)
                 bucket.buffer = xp.empty_like(bucket.buffer)
         self._next_bucket = 0

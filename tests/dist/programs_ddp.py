@@ -291,6 +291,29 @@ def bucket_view_grads(spec):
     return views
 
 
+def bucket_buffer_reuse(spec):
+    """Without gradient_as_bucket_view: buffers are reused after zero_grad, never under a held .grad."""
+    rank, world = ensure_init()
+    mg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+    ddp = dist.DistributedDataParallel(model)
+    x = mg.tensor(np.ones((2, 3)) * (rank + 1))
+
+    def step():
+        ddp.zero_grad()
+        ddp(x).sum().backward()
+        return [id(b.buffer) for b in ddp.reducer.buckets]
+
+    step()
+    reused = step() == step()
+    held = [p.grad for p in ddp.parameters()]
+    before = [g.data.copy() for g in held]
+    fresh = step()
+    kept = all(np.array_equal(g.data, b) for g, b in zip(held, before))
+    ddp.close()
+    return {"reused": reused, "held_grads_kept": kept, "fresh_while_held": fresh != [id(g.data.base) for g in held]}
+
+
 def warn_when_nothing_unused(spec):
     """find_unused_parameters with every parameter used: one warning, not one per iteration."""
     import warnings

@@ -174,6 +174,11 @@ def test_gradient_as_bucket_view_grads_are_views():
         assert views and all(views)
 
 
+def test_bucket_buffers_are_reused_only_when_no_grad_views_them():
+    for result in get_pool(2).run(programs.bucket_buffer_reuse, {}):
+        assert result == {"reused": True, "held_grads_kept": True, "fresh_while_held": True}
+
+
 def test_find_unused_warns_once_when_nothing_is_unused():
     for messages in get_pool(2).run(programs.warn_when_nothing_unused, {}):
         assert len(messages) == 1
