@@ -29,6 +29,8 @@ from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
 # MINIGRAD_DIST_WAIT=spin makes untimed waits block inside MPI (faster when every
 # rank has a core of its own and nothing else to run).
 SPIN_WAIT = os.environ.get("MINIGRAD_DIST_WAIT", "yield").lower() == "spin"
+_YIELD_SECONDS = 2e-3  # a polite wait yields the CPU between tests this long before it starts sleeping
+_SLEEP_SECONDS = 5e-5
 
 
 class ReduceOp(enum.Enum):
@@ -82,8 +84,9 @@ class Work:
         """Block until the collective is done; returns True.
 
         Waits politely: it tests the request and yields the CPU between tests
-        instead of spinning inside MPI, because on a machine where ranks share
-        cores a spinning rank slows down the rank it is waiting for.
+        (after 2 ms it sleeps between them) instead of spinning inside MPI,
+        because on a machine where ranks share cores a spinning rank slows
+        down the rank it is waiting for.
 
         Args:
             timeout: seconds to wait at most (None: forever).
@@ -99,14 +102,17 @@ class Work:
                 request.Wait()
                 self._complete()
                 return True
-        deadline = None if timeout is None else time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
         polls = 0
         while not request.Test():
             polls += 1
-            if polls < 64:
+            # Yield first: a large message crosses shared memory in chunks, each needing both ranks
+            # to poll, so a sleeping rank would stretch every chunk. Sleep only after a long wait.
+            if polls & 63 or time.monotonic() - start < _YIELD_SECONDS:
                 os.sched_yield()
             else:
-                time.sleep(5e-5)
+                time.sleep(_SLEEP_SECONDS)
                 if deadline is not None and time.monotonic() > deadline:
                     raise TimeoutError(
                         f"{self.op_name} did not complete within {timeout:.1f} s: some rank of the group "
