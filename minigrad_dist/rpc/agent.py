@@ -1,21 +1,22 @@
 """The RPC agent: one per worker, moving requests and replies over MPI.
 
-Threads of one worker:
+Threads of one worker, all polling through one ``_poll_once`` (one poller
+at a time, under a lock, so each message is received whole and messages
+are handled in arrival order):
 
 * the **listener** polls its own duplicate communicator with
   ``Improbe`` and a short, growing sleep when idle (a thread sitting in a
   blocking MPI receive spins and takes a core: MPI_NOTES.md), receives each
   message (a pickled header, then its raw buffers on a tag of their own),
   and dispatches it: replies complete their futures, small control messages
-  (RRef reference counts) are handled right there in arrival order, and
-  requests go to the pool;
-* the **worker pool** runs requests and sends the replies;
+  (RRef reference counts) are handled right there, and requests go to the
+  pool's queue. It polls only when nobody else does (below): every waking
+  of a polling thread costs the busy threads of this process some of the GIL;
+* the **worker pool** runs requests and sends the replies. It works as
+  leader/followers: one idle pool thread at a time polls, and a request it
+  receives it serves itself, so no thread hand-off delays a request;
 * any **caller** thread sends its requests itself and waits on a Future;
-  while it waits it polls the communicator itself, exactly as the listener
-  would (one poller at a time, under a lock), so its reply needs no
-  hand-off from the listener thread, and the listener backs off meanwhile
-  (every waking of the listener costs the busy threads of this process
-  some of the GIL).
+  while it waits it polls too, so its reply reaches it without a hand-off.
 
 Message kinds: ``REQUEST`` (call a function, reply expected), ``REPLY``,
 ``ONEWAY`` (call a function inline in the listener, no reply). Internal
