@@ -26,6 +26,11 @@ from minigrad import backend
 from minigrad.tensor import Tensor
 
 
+def _rebuild_small_tensor(raw, dtype, shape, requires_grad, slot):
+    data = np.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)  # bytearray: writable, like a sent array
+    return _rebuild_tensor(data, requires_grad, slot)
+
+
 def _rebuild_tensor(data, requires_grad, slot):
     t = Tensor(data)
     if requires_grad:
@@ -77,7 +82,11 @@ class Encoder(pickle.Pickler):
             if self.track_grad and obj.requires_grad:
                 slot = len(self.grad_tensors)
                 self.grad_tensors.append(obj)
-            return _rebuild_tensor, (np.ascontiguousarray(data), bool(obj.requires_grad), slot)
+            requires_grad = bool(obj.requires_grad)
+            if data.nbytes < INBAND_LIMIT and data.dtype.kind in "biufc":
+                # Bytes, dtype and shape pickle faster than an ndarray (no nested reduce, no buffer callback).
+                return _rebuild_small_tensor, (data.tobytes(), data.dtype.str, data.shape, requires_grad, slot)
+            return _rebuild_tensor, (np.ascontiguousarray(data), requires_grad, slot)
         if backend.is_array(obj) and backend.device_of(obj) != "cpu":
             return np.asarray, (backend.to_numpy(obj),)
         return NotImplemented
