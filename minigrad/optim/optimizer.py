@@ -327,6 +327,31 @@ class _Scratch:
         return buffer[:nbytes].view(array.dtype).reshape(array.shape)
 
 
+# Elements per chunk of an in-place update on the CPU: the scaled temporary (256 KiB in float32) stays in
+# cache, so a large update reads and writes memory once instead of twice (64 MiB: 17.6 -> 12.1 ms here).
+_UPDATE_CHUNK = 1 << 16
+
+
+def subtract_scaled_(xp, param, direction, scale, scratch) -> None:
+    """``param -= scale * direction`` in place (same shape and dtype), computed as PyTorch's SGD does.
+
+    Large contiguous NumPy arrays are updated chunk by chunk; the result is
+    the same, element for element, as the one-shot update.
+    """
+    if xp is np and param.size > _UPDATE_CHUNK and param.flags.c_contiguous and direction.flags.c_contiguous:
+        flat_param, flat_direction = param.reshape(-1), direction.reshape(-1)
+        chunk = np.empty(_UPDATE_CHUNK, dtype=param.dtype)
+        for start in range(0, param.size, _UPDATE_CHUNK):
+            stop = min(start + _UPDATE_CHUNK, param.size)
+            part = chunk[: stop - start]
+            np.multiply(flat_direction[start:stop], scale, out=part)
+            np.subtract(flat_param[start:stop], part, out=flat_param[start:stop])
+        return
+    update = scratch.like(param, 1)
+    xp.multiply(direction, scale, out=update)
+    xp.subtract(param, update, out=param)
+
+
 def check_grad(param: Tensor):
     """The gradient array of ``param``, after checking that its shape matches.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minigrad import backend
-from minigrad.optim.optimizer import Optimizer, check_grad, check_non_negative
+from minigrad.optim.optimizer import Optimizer, check_grad, check_non_negative, subtract_scaled_
 from minigrad.tensor import Tensor
 
 
@@ -63,9 +63,7 @@ class SGD(Optimizer):
             direction = _direction(xp, param, grad, weight_decay, maximize, scratch)
             if momentum != 0:
                 direction = self._momentum(p, xp, direction, momentum, dampening, nesterov, scratch)
-            update = scratch.like(param, 1)
-            xp.multiply(direction, lr, out=update)
-            xp.subtract(param, update, out=param)
+            subtract_scaled_(xp, param, direction, lr, scratch)
 
     def _momentum(self, p, xp, direction, momentum, dampening, nesterov, scratch):
         """Advance the momentum buffer of ``p``; return the direction to step along."""

@@ -355,3 +355,28 @@ def test_required_hyperparameters_must_be_given_by_every_group():
 def test_repr_lists_the_groups():
     text = repr(optim.SGD([Parameter(np.zeros(1))], lr=0.5))
     assert text.startswith("SGD (\nParameter Group 0\n") and "    lr: 0.5" in text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7,), (256, 257), (3, 65537)])
+def test_chunked_update_equals_one_shot_update(dtype, shape):
+    """Large parameters are updated chunk by chunk (cache-friendly): same numbers as one pass."""
+    from minigrad.optim.optimizer import _Scratch, subtract_scaled_
+
+    rng = np.random.default_rng(1)
+    param = rng.standard_normal(shape).astype(dtype)
+    direction = rng.standard_normal(shape).astype(dtype)
+    expected = param - direction * dtype(0.037)
+    subtract_scaled_(np, param, direction, 0.037, _Scratch())
+    np.testing.assert_array_equal(param, expected)
+
+
+def test_chunked_update_handles_non_contiguous_direction():
+    from minigrad.optim.optimizer import _Scratch, subtract_scaled_
+
+    rng = np.random.default_rng(2)
+    param = rng.standard_normal((300, 400))
+    direction = rng.standard_normal((400, 300)).T  # a transposed view
+    expected = param - direction * 0.5
+    subtract_scaled_(np, param, direction, 0.5, _Scratch())
+    np.testing.assert_array_equal(param, expected)
