@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ddp.py [--quick] [--ranks 2]
 
-The driver launches ``mpiexec -n 2`` twice per side, alternating minigrad and
+The driver launches ``mpiexec -n 2`` three times per side, alternating minigrad and
 PyTorch (the machine's speed drifts), and merges the medians:
 
 * step time (forward, backward, SGD) of DDP and of the same model trained
@@ -332,7 +332,7 @@ def main(argv=None):
         return None
 
     runs = {"minigrad": [], "torch": []}
-    for attempt in range(1 if args.quick else 2):
+    for attempt in range(1 if args.quick else 3):
         runs["minigrad"].append(launch("minigrad", args.ranks, args.quick, 29500 + attempt))
         runs["torch"].append(launch("torch", args.ranks, args.quick, 29600 + attempt))
     report = {"benchmark": "ddp", "ranks": args.ranks, "threads_per_rank": 1,
