@@ -63,6 +63,8 @@ class Bucket:
         buffer: the flat array (dtype and device of the members).
         pending: members whose gradient has not been copied in this iteration.
         future: the in-flight reduction, once launched.
+        staging: with shared-memory reduction (``shared_memory.py``), this
+            rank's staging copy, where the gradients are written instead of ``buffer``.
     """
 
     def __init__(self, index: int, params, param_indices):
@@ -82,11 +84,14 @@ class Bucket:
             self.buffer = self.xp.zeros(total, dtype=first.dtype)
         self.pending = len(self.params)
         self.future = None
+        self.staging = None  # this rank's copy in shared memory, when buckets are reduced there
+        self.staging_writable = False
 
-    def view(self, slot: int):
-        """The region of ``buffer`` for member ``slot``, shaped like the parameter."""
+    def view(self, slot: int, flat=None):
+        """The region of ``buffer`` (or of ``flat``, laid out alike) for member ``slot``, shaped like it."""
+        flat = self.buffer if flat is None else flat
         start = self.offsets[slot]
-        return self.buffer[start : start + self.sizes[slot]].reshape(self.shapes[slot])
+        return flat[start : start + self.sizes[slot]].reshape(self.shapes[slot])
 
     def has_outside_views(self) -> bool:
         """Whether anything besides this bucket may still reference ``buffer`` (e.g. a ``.grad`` view).
@@ -103,6 +108,7 @@ class Bucket:
         """Forget the previous iteration (before a new backward)."""
         self.pending = len(self.params)
         self.future = None
+        self.staging_writable = False
 
     @property
     def nbytes(self) -> int:

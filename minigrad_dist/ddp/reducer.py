@@ -21,9 +21,15 @@ The algorithm, in the order the code below follows it:
    Ready buckets are launched, strictly in bucket-index order on every rank
    (a bucket waits for all lower-index buckets), as an asynchronous
    allreduce (sum) of the pre-divided buffer, or through the registered comm hook.
+   When every rank of the group is on one node (and no comm hook is set),
+   the hooks write into a staging copy in MPI shared memory instead, and
+   launching a bucket announces it there; the ranks then sum it slice by
+   slice straight from each other's memory (``shared_memory.py``), with
+   a fraction of ``Allreduce``'s copying.
 5. **Progress.** MPI advances a nonblocking collective only inside MPI
    calls, so every hook also tests the in-flight reductions: communication
-   moves forward while the backward pass computes.
+   moves forward while the backward pass computes (a shared-memory bucket
+   is summed by the first hook that finds every rank ready).
 6. **Finalize (end of backward).** The ranks agree, with one small
    allreduce on the Reducer's own control communicator, that every bucket
    was launched everywhere (otherwise every rank raises an error naming the
@@ -46,6 +52,9 @@ from minigrad.function import AccumulateGrad
 from minigrad.tensor import Tensor
 from minigrad_dist.algorithms.ddp_comm_hooks import GradBucket
 from minigrad_dist.ddp.bucket import FIRST_BUCKET_CAP_BYTES, Bucket, assign_buckets
+from minigrad_dist.ddp.shared_memory import SharedBuckets, shared_memory_comm
+from minigrad_dist.debug import DebugLevel, get_debug_level
+from minigrad_dist.futures import Future
 from minigrad_dist.process_group import ProcessGroup, ReduceOp
 
 
@@ -88,6 +97,10 @@ class Reducer:
         self.div_factor = process_group.size()
         self.timeout = None
         self.broken = None
+        self.shared = None
+        self._round = 1  # reduction rounds so far + 1 (shared-memory flags count them)
+        on_cpu = all(backend.device_of(p.data) == "cpu" for p in self.params)
+        self._shared_comm = shared_memory_comm(process_group.comm, wanted=on_cpu)
         reverse = list(reversed(range(len(self.params))))
         self._build_buckets(reverse)
         self._index_of = {id(p): i for i, p in enumerate(self.params)}
@@ -113,6 +126,13 @@ class Reducer:
         for bucket in self.buckets:
             for slot, index in enumerate(bucket.param_indices):
                 self._location[index] = (bucket, slot)
+        if self._shared_comm is not None and self.comm_hook is None:
+            if self.shared is not None:
+                self.shared.free()
+            self.shared = SharedBuckets(self._shared_comm, self.buckets)
+            self._round = 1  # fresh flags: every rank rebuilds at the same point, so they agree
+            for bucket in self.buckets:
+                bucket.staging = self.shared.staging_view(bucket.index)
 
     def bucket_order(self) -> list:
         """The parameter indices of each bucket (for inspection and tests)."""
@@ -196,7 +216,7 @@ class Reducer:
 
     def _mark_ready(self, index, has_grad) -> None:
         bucket, slot = self._location[index]
-        view = bucket.view(slot)
+        view = bucket.view(slot) if bucket.staging is None else self._staging_view(bucket, slot)
         if has_grad:
             grad = self.params[index].grad.data
             if self.comm_hook is None:
@@ -216,6 +236,13 @@ class Reducer:
                 self.tracer.instant("buckets", f"bucket {bucket.index} ready", bucket=bucket.index)
             self._launch_ready_buckets()
 
+    def _staging_view(self, bucket, slot):
+        if not bucket.staging_writable:
+            # The other ranks may still be copying this rank's previous result out of the staging copy.
+            self.shared.wait_until_writable(bucket.index, self._round, self.timeout)
+            bucket.staging_writable = True
+        return bucket.view(slot, bucket.staging)
+
     # -- step 4: launch in order -----------------------------------------------------------
 
     def _launch_ready_buckets(self) -> None:
@@ -232,6 +259,13 @@ class Reducer:
             is_last = bucket.index == len(self.buckets) - 1
             bucket.future = self.comm_hook(self.comm_hook_state, GradBucket(bucket, is_last))
             return
+        if bucket.staging is not None:
+            if get_debug_level() is not DebugLevel.DETAIL:
+                bucket.future = _SharedReduction(self.shared, bucket, self._round).future
+                return
+            # Debug mode checks every collective across ranks: reduce this bucket with one.
+            bucket.buffer[...] = bucket.staging
+            self.shared.release_staging(bucket.index, self._round)
         bucket.future = self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
 
     def _launch_traced(self, bucket) -> None:
@@ -269,6 +303,7 @@ class Reducer:
             self.tracer.span("finalize", "wait for allreduces", wait_start, self.tracer.now())
         self._write_gradients(globally_used)
         self.num_iterations += 1
+        self._round += 1
         if self._needs_rebuild:
             self._rebuild_buckets()
 
@@ -342,6 +377,9 @@ class Reducer:
                 bucket.buffer = backend.get_array_module(bucket.buffer).zeros_like(bucket.buffer)
             else:
                 bucket.buffer[...] = 0
+            if bucket.staging is not None:
+                self._staging_view(bucket, 0)  # waits until the staging copy may be overwritten
+                bucket.staging[...] = 0
             bucket.pending = 0
         self._next_bucket = 0
         self._launch_ready_buckets()
@@ -350,8 +388,21 @@ class Reducer:
         self._agree([])
         for bucket in self.buckets:
             bucket.future.wait(self.timeout)
+        self._round += 1
         if self._needs_rebuild:
             self._rebuild_buckets()
+
+    def reduce_all_buckets(self) -> None:
+        """Reduce every bucket once, as a backward pass would, whatever the buckets hold (benchmarks)."""
+        self._check_usable()
+        for bucket in self.buckets:
+            bucket.reset()
+            bucket.pending = 0
+        self._next_bucket = 0
+        self._launch_ready_buckets()
+        for bucket in self.buckets:
+            bucket.future.wait(self.timeout)
+        self._round += 1
 
     # -- control -------------------------------------------------------------------------------
 
@@ -376,6 +427,11 @@ class Reducer:
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         self.comm_hook = hook
         self.comm_hook_state = state
+        if self.shared is not None:  # comm hooks reduce bucket.buffer themselves
+            self.shared.free()
+            self.shared = None
+            for bucket in self.buckets:
+                bucket.staging = None
 
     def remove_hooks(self) -> None:
         """Unregister the per-parameter hooks (when the DDP wrapper is discarded)."""
@@ -386,9 +442,35 @@ class Reducer:
     def close(self) -> None:
         """Remove the hooks and free the control communicator (collective: every rank calls it)."""
         self.remove_hooks()
+        if self.shared is not None:
+            self.shared.free()
+            self.shared = None
+            for bucket in self.buckets:
+                bucket.staging = None
+        if self._shared_comm is not None:
+            self._shared_comm.Free()
+            self._shared_comm = None
         if self.control is not None:
             self.control.destroy()
             self.control = None
+
+
+class _SharedReduction:
+    """The Future of one bucket's shared-memory reduction into ``bucket.buffer``."""
+
+    def __init__(self, shared, bucket, iteration):
+        self.shared, self.index, self.iteration, self.out = shared, bucket.index, iteration, bucket.buffer
+        shared.mark_ready(self.index, iteration)
+        self.future = Future(poll=self._poll, block=self._block)
+
+    def _poll(self) -> None:
+        if self.shared.advance(self.index, self.iteration, self.out):
+            self.future.set_result(self.out)
+
+    def _block(self, timeout) -> None:
+        self.shared.wait(self.index, self.iteration, self.out, timeout)
+        if not self.future.done():
+            self.future.set_result(self.out)
 
 
 def _copy_result(bucket, result) -> None:

@@ -24,7 +24,9 @@ computes, so the two runs agree up to floating-point rounding.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import pickle
 from dataclasses import dataclass
 
@@ -71,6 +73,7 @@ def assert_ddp_matches_local(
     atol: float = 1e-12,
     seed: int = 0,
     timeout: float = 120.0,
+    env=None,
 ) -> DDPMatch:
     """Train with DDP on ``world_size`` MPI ranks and in this process; fail if they differ.
 
@@ -95,6 +98,9 @@ def assert_ddp_matches_local(
         rtol, atol: tolerance of the DDP-vs-local comparison (defaults suit float64).
         seed: seed of the local model and of rank 0's (rank r uses ``seed + r``).
         timeout: seconds the ranks may take.
+        env: environment variables set on every rank while DDP is built, e.g.
+            ``{"MINIGRAD_DDP_SHM": "0"}`` to reduce with ``Iallreduce`` instead
+            of shared memory.
 
     Returns:
         ``DDPMatch`` with the largest differences seen.
@@ -122,7 +128,7 @@ def assert_ddp_matches_local(
         "model_fn": model_fn, "comm_hook": comm_hook, "hook_state": hook_state,
         "x": x[:steps], "y": y[:steps],
         "optimizer": optimizer, "optimizer_kwargs": dict(optimizer_kwargs or {"lr": 0.1}), "loss": loss,
-        "ddp_kwargs": dict(ddp_kwargs or {}), "seed": seed,
+        "ddp_kwargs": dict(ddp_kwargs or {}), "seed": seed, "env": dict(env or {}),
     }
     results = get_pool(world_size).run(ddp_on_rank, job, timeout=timeout)
     local = _train_locally(job)
@@ -139,17 +145,31 @@ def ddp_on_rank(job: dict) -> dict:
     rank, world = dist.get_rank(), dist.get_world_size()
     mg.manual_seed(job["seed"] + rank)
     model = job["model_fn"]()
-    ddp = dist.DistributedDataParallel(model, **job["ddp_kwargs"])
+    with _environment(job.get("env", {})):
+        ddp = dist.DistributedDataParallel(model, **job["ddp_kwargs"])
     if job["comm_hook"] is not None:
         ddp.register_comm_hook(job["hook_state"], job["comm_hook"])
     rows = len(job["x"][0]) // world
     window = slice(rank * rows, (rank + 1) * rows)
     result = _train(ddp, model, job, lambda step: (job["x"][step][window], job["y"][step][window]))
-    # Every rank gets here together, so the Reducer's communicator can be freed now; pool ranks
-    # live long, and MPICH allows only about 2000 communicators per process.
-    ddp.reducer.remove_hooks()
-    ddp.reducer.control.destroy()
+    # Every rank gets here together, so the Reducer's communicators and shared memory can be freed
+    # now; pool ranks live long, and MPICH allows only about 2000 communicators per process.
+    ddp.close()
     return result
+
+
+@contextlib.contextmanager
+def _environment(variables: dict):
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update({name: str(value) for name, value in variables.items()})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _train_locally(job: dict) -> dict:

@@ -7,6 +7,8 @@ compare: gradients, parameters, errors.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 import minigrad as mg
@@ -82,6 +84,7 @@ def no_sync_accumulation(spec):
             comm_during_no_sync.append(ddp.reducer.num_iterations)
     F.cross_entropy(ddp(mg.tensor(x[-1, rank * b : (rank + 1) * b])),
                     mg.tensor(y[-1, rank * b : (rank + 1) * b])).backward()
+    ddp.close()
     result = {"grads": _grads(model), "reductions_during_no_sync": comm_during_no_sync,
               "reductions": ddp.reducer.num_iterations}
     if rank == 0:
@@ -119,6 +122,7 @@ def comm_hook_run(spec):
             first_grads = _grads(model)
         losses.append(float(loss.item()))
         opt.step()
+    ddp.close()
     result = {"first_grads": first_grads, "losses": losses, "params": _params(model)}
     if rank == 0:
         ref = build_model(spec, seed=spec["model_seed"])
@@ -143,6 +147,7 @@ def join_uneven(spec):
             opt.zero_grad()
             F.cross_entropy(ddp(mg.tensor(data[rank][0][i])), mg.tensor(data[rank][1][i])).backward()
             opt.step()
+    ddp.close()
     result = {"params": _params(model)}
     if rank == 0:
         ref = build_model(spec, seed=spec["model_seed"])
@@ -187,6 +192,7 @@ def bucket_rebuild(spec):
         F.cross_entropy(ddp(mg.tensor(x[step, rank * 4 : (rank + 1) * 4])),
                         mg.tensor(y[step, rank * 4 : (rank + 1) * 4])).backward()
         grads.append(_grads(model))
+    ddp.close()
     result = {"before": before, "after": ddp.reducer.bucket_order(), "grads": grads,
               "names": [n for n, _ in model.named_parameters()]}
     if rank == 0:
@@ -271,6 +277,7 @@ def buffers_broadcast(spec):
             model.running.fill_(float(rank + 10 * step))
         x = mg.tensor(np.full((2, 3), float(rank + 1)))
         ddp(x).sum().backward()
+    ddp.close()
     return model.seen
 
 
@@ -288,6 +295,7 @@ def bucket_view_grads(spec):
     for bucket in ddp.reducer.buckets:
         for param in bucket.params:
             views.append(bool(np.shares_memory(param.grad.data, bucket.buffer)))
+    ddp.close()
     return views
 
 
@@ -312,6 +320,24 @@ def bucket_buffer_reuse(spec):
     kept = all(np.array_equal(g.data, b) for g, b in zip(held, before))
     ddp.close()
     return {"reused": reused, "held_grads_kept": kept, "fresh_while_held": fresh != [id(g.data.base) for g in held]}
+
+
+def shared_memory_in_use(spec):
+    """Whether DDP reduces through shared memory with ``MINIGRAD_DDP_SHM=spec["shm"]``."""
+    rank, world = ensure_init()
+    previous = os.environ.get("MINIGRAD_DDP_SHM")
+    os.environ["MINIGRAD_DDP_SHM"] = spec["shm"]
+    try:
+        ddp = dist.DistributedDataParallel(nn.Linear(3, 2).double())
+    finally:
+        if previous is None:
+            os.environ.pop("MINIGRAD_DDP_SHM")
+        else:
+            os.environ["MINIGRAD_DDP_SHM"] = previous
+    ddp(mg.tensor(np.ones((2, 3)) * (rank + 1))).sum().backward()
+    used = ddp.reducer.shared is not None
+    ddp.close()
+    return used
 
 
 def warn_when_nothing_unused(spec):

@@ -29,14 +29,18 @@ def assert_close(a, b, rtol=1e-10, atol=1e-12, what=""):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=what)
 
 
+@pytest.mark.parametrize("reduction", ["shared memory", "Iallreduce"])
 @pytest.mark.parametrize("world_size", [1, 2, 3, 4])
-def test_ddp_gradients_and_training_equal_local(world_size):
+def test_ddp_gradients_and_training_equal_local(world_size, reduction):
     """Drawn models, data and DDP options, through the testing kit's oracle.
 
     After every step, every rank's gradients equal one process's on the full
     batch within 1e-10 relative (float64), its parameters likewise, and the
-    parameters are bitwise identical across ranks.
+    parameters are bitwise identical across ranks. Both ways of reducing
+    buckets are tested: through MPI shared memory (the default when all ranks
+    share a node, as here) and with MPI's ``Iallreduce``.
     """
+    env = {"MINIGRAD_DDP_SHM": "1" if reduction == "shared memory" else "0"}
 
     @SETTINGS
     @given(case=strategies.ddp_cases(world_size))
@@ -44,10 +48,16 @@ def test_ddp_gradients_and_training_equal_local(world_size):
         assert_ddp_matches_local(
             case.model_fn, case.data, world_size=world_size, rtol=1e-10, atol=1e-12,
             optimizer="SGD", optimizer_kwargs={"lr": 0.1, "momentum": 0.9},
-            ddp_kwargs=case.ddp_kwargs, seed=case.seed,
+            ddp_kwargs=case.ddp_kwargs, seed=case.seed, env=env,
         )
 
     check()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_shared_memory_reduction_is_used_when_all_ranks_share_a_node(enabled):
+    for used in get_pool(3).run(programs.shared_memory_in_use, {"shm": "1" if enabled else "0"}):
+        assert used == enabled
 
 
 @given(micro=st.integers(2, 4), cap=st.sampled_from([1e-6, 25.0]))
