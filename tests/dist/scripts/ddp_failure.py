@@ -21,7 +21,7 @@ import time
 import minigrad_dist as dist
 from tests.dist import programs_reliability as programs
 
-STEPS = 400  # far more than the failure needs: the job must end because of it
+STEPS = 20000  # far more than the failure needs (a step takes about 1 ms): the job must end because of it
 
 
 def fail(mode: str, rank: int, step: int) -> None:
