@@ -284,9 +284,11 @@ class Reducer:
     # -- step 5: progress ---------------------------------------------------------------------
 
     def _drive_progress(self) -> None:
+        # Shared-memory buckets advance independently, so each gets its turn; MPI completes
+        # collectives in order, so after an unfinished one later ones cannot be done either.
         for bucket in self.buckets[: self._next_bucket]:
-            if not bucket.future.done():
-                return  # MPI completes collectives in order: later ones cannot be done either
+            if not bucket.future.done() and bucket.staging is None:
+                return
 
     # -- step 6: finalize --------------------------------------------------------------------
 

@@ -322,6 +322,71 @@ def bucket_buffer_reuse(spec):
     return {"reused": reused, "held_grads_kept": kept, "fresh_while_held": fresh != [id(g.data.base) for g in held]}
 
 
+def progress_during_backward(spec):
+    """Whether hooks that fire after a bucket was launched everywhere complete its reduction.
+
+    A two-layer model with one parameter per bucket. Barriers in extra hooks
+    (registered after DDP's, so they run after them) make sure every rank has
+    launched the second layer's buckets, and then has run one more DDP hook,
+    before the last hook of the backward looks at those buckets' futures. The
+    end-of-backward callback has not run yet at that point: only the hooks'
+    progress calls can have completed the reductions. The barriers use files,
+    not MPI, because any MPI call would drive MPI's progress itself.
+    """
+    rank, world = ensure_init()
+    previous = os.environ.get("MINIGRAD_DDP_SHM")
+    os.environ["MINIGRAD_DDP_SHM"] = spec["shm"]
+    try:
+        mg.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+        ddp = dist.DistributedDataParallel(model, bucket_cap_mb=1e-6, first_bucket_cap_mb=1e-6)
+    finally:
+        if previous is None:
+            os.environ.pop("MINIGRAD_DDP_SHM")
+        else:
+            os.environ["MINIGRAD_DDP_SHM"] = previous
+    reducer = ddp.reducer
+    second = [reducer._index_of[id(p)] for p in model[2].parameters()]
+    second_buckets = sorted({reducer._location[i][0].index for i in second})
+    seen = {"second": 0, "first": 0, "done_before_end": None}
+
+    def after_second_layer(param):
+        seen["second"] += 1
+        if seen["second"] == 2:  # both of its buckets are launched on this rank
+            _file_barrier(spec["dir"], "launched", rank, world)
+
+    def after_first_layer(param):
+        seen["first"] += 1
+        if seen["first"] == 1:
+            # Every rank has run a DDP hook since the buckets were launched everywhere.
+            _file_barrier(spec["dir"], "hooked", rank, world)
+        else:
+            seen["done_before_end"] = [reducer.buckets[k].future.done() for k in second_buckets]
+
+    handles = [p.register_post_accumulate_grad_hook(after_second_layer) for p in model[2].parameters()]
+    handles += [p.register_post_accumulate_grad_hook(after_first_layer) for p in model[0].parameters()]
+    ddp(mg.tensor(np.ones((2, 3)) * (rank + 1))).sum().backward()
+    for handle in handles:
+        handle.remove()
+    used_shared = reducer.shared is not None
+    ddp.close()
+    return {"done_before_end": seen["done_before_end"], "shared": used_shared}
+
+
+def _file_barrier(directory, name, rank, world, timeout=60.0):
+    """Wait until every rank reached this point, without calling MPI."""
+    import pathlib  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    folder = pathlib.Path(directory)
+    (folder / f"{name}.{rank}").touch()
+    deadline = time.monotonic() + timeout
+    while not all((folder / f"{name}.{r}").exists() for r in range(world)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"file barrier {name!r} in {directory}")
+        time.sleep(1e-3)
+
+
 def shared_memory_in_use(spec):
     """Whether DDP reduces through shared memory with ``MINIGRAD_DDP_SHM=spec["shm"]``."""
     rank, world = ensure_init()

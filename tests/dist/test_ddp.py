@@ -54,6 +54,13 @@ def test_ddp_gradients_and_training_equal_local(world_size, reduction):
     check()
 
 
+@pytest.mark.parametrize("shm", ["1", "0"])
+def test_hooks_drive_launched_reductions_forward_during_backward(shm, tmp_path):
+    for result in get_pool(2).run(programs.progress_during_backward, {"shm": shm, "dir": str(tmp_path)}):
+        assert result["shared"] == (shm == "1")
+        assert result["done_before_end"] == [True, True], "reductions must progress before the end of backward"
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_shared_memory_reduction_is_used_when_all_ranks_share_a_node(enabled):
     for used in get_pool(3).run(programs.shared_memory_in_use, {"shm": "1" if enabled else "0"}):
