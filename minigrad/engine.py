@@ -62,6 +62,37 @@ def remove_node_observer(observer) -> None:
         _observers.remove(observer)
 
 
+# leaf Tensor -> provider() returning an array for its gradient, or None (see set_grad_destination)
+_grad_destinations = {}
+
+
+class _DestinationHandle:
+    def __init__(self, leaf):
+        self._leaf = leaf
+
+    def remove(self) -> None:
+        """Stop offering the destination (no error if it is gone already)."""
+        _grad_destinations.pop(self._leaf, None)
+
+
+def set_grad_destination(leaf, provider):
+    """Let the op that computes ``leaf``'s gradient write it straight into ``provider()``.
+
+    Before a node whose backward produces the gradient of ``leaf`` runs, the
+    executor calls ``provider()`` when that gradient will become ``leaf.grad``
+    as it is: ``leaf.grad`` is None, the leaf has no tensor hooks, this is its
+    only gradient in the pass, and no graph is being built for higher-order
+    gradients. ``provider`` returns an array shaped like ``leaf`` (or None for
+    no offer); ops that support it (``Linear``) then compute the gradient into
+    it, and ``leaf.grad`` ends up viewing that memory. This is how DDP has
+    gradients land in its buckets without a copy. Other ops ignore the offer.
+
+    Returns a handle whose ``remove()`` withdraws the offer.
+    """
+    _grad_destinations[leaf] = provider
+    return _DestinationHandle(leaf)
+
+
 def queue_callback(callback) -> None:
     """Run ``callback()`` once the backward pass that is running now finishes.
 
@@ -102,6 +133,7 @@ class GraphTask:
         self.ready = []
         self.dependencies = _count_dependencies(roots)
         self.needed = _nodes_leading_to(roots, capture) if capture is not None else None
+        self.offered = None  # id -> array written into a gradient destination (stored, never copied)
 
     def feed(self, node, grad, output_nr=0) -> None:
         """Deliver ``grad`` for output ``output_nr`` of ``node`` and run all that becomes ready."""
@@ -167,7 +199,8 @@ class GraphTask:
             self._capture(node, grads)
         if type(node) is AccumulateGrad:
             if grads is not None and grads[0] is not None and self.capture is None:
-                node.accumulate(grads[0], self.create_graph, self.grad_map)
+                offered = self.offered is not None and self.offered.pop(id(grads[0].data), None) is not None
+                node.accumulate(grads[0], self.create_graph, self.grad_map, keep=offered)
             return
         edges = node.next_edges
         if (grads is None and not node.runs_without_gradient) or (
@@ -200,14 +233,41 @@ class GraphTask:
     def _call_backward(self, node, grads):
         if node.num_outputs > 1 and any(g is None for g in grads):
             grads = _materialize_missing(node, grads)
+        offers = self._destinations_for(node) if _grad_destinations and not self.create_graph else None
+        if offers is not None:
+            node._grad_destinations = offers
+            self.offered = self.offered or {}
+            self.offered.update((id(array), array) for array in offers.values())
         try:
             result = node.run_backward(grads, self.create_graph)
         except Exception as error:
             error.add_note(f"(raised in the backward of {node.name()})")
             raise
+        finally:
+            if offers is not None:
+                node._grad_destinations = None
         if _anomaly.enabled:
             check_gradients(node, result)
         return result
+
+    def _destinations_for(self, node):
+        """``{input index: array}`` offered for leaf gradients this node computes (see set_grad_destination)."""
+        if self.grad_map is not None or self.capture is not None:
+            return None
+        offers = None
+        for i, edge in enumerate(node.next_edges):
+            target = None if edge is None else edge[0]
+            if type(target) is not AccumulateGrad or self.dependencies.get(target) != 1 or target in self.buffers:
+                continue
+            leaf = target.variable
+            provider = None if leaf is None else _grad_destinations.get(leaf)
+            if provider is None or leaf.grad is not None or leaf._hooks:
+                continue
+            array = provider()
+            if array is not None:
+                offers = offers or {}
+                offers[i] = array
+        return offers
 
     def _capture(self, node, grads):
         """Store the gradients arriving for captured ``(node, output_nr)`` keys."""

@@ -108,6 +108,7 @@ class FunctionNode(Node):
     _saved_inputs = None
     _saved_outputs = None
     _released = False
+    _grad_destinations = None  # set by the executor around backward (engine.set_grad_destination)
 
     def forward(self, *arrays):
         """Compute the outputs (arrays) from the input arrays."""
@@ -216,6 +217,20 @@ class FunctionNode(Node):
             raise RuntimeError(FREED_GRAPH_MESSAGE)
         return tuple(Tensor._make(a, True, self, i) for i, a in self._saved_outputs.items())
 
+    def grad_destination(self, index: int, shape, dtype):
+        """An array offered for input ``index``'s gradient (``engine.set_grad_destination``), or None.
+
+        Only an offer of exactly ``shape`` and ``dtype`` is returned; a backward
+        that gets one may compute the gradient into it (``out=``) and return it.
+        """
+        offers = self._grad_destinations
+        if offers is None:
+            return None
+        array = offers.get(index)
+        if array is None or array.shape != tuple(shape) or array.dtype != dtype:
+            return None
+        return array
+
     # -- executor interface ----------------------------------------------
 
     def run_backward(self, grads, create_graph):
@@ -272,8 +287,12 @@ class AccumulateGrad(Node):
     def run_backward(self, grads, create_graph):
         raise RuntimeError("AccumulateGrad is run by the executor through accumulate()")
 
-    def accumulate(self, grad, create_graph, grad_map=None) -> None:
-        """Run the leaf's hooks and add ``grad`` to its ``.grad`` (or to ``grad_map``)."""
+    def accumulate(self, grad, create_graph, grad_map=None, keep=False) -> None:
+        """Run the leaf's hooks and add ``grad`` to its ``.grad`` (or to ``grad_map``).
+
+        ``keep``: ``grad`` was computed into a destination offered for this leaf
+        (``engine.set_grad_destination``): store it as it is, never a copy.
+        """
         var = self._variable()
         if var is None:  # the leaf is gone: its gradient has nowhere to go
             return
@@ -291,7 +310,7 @@ class AccumulateGrad(Node):
             return
         old = var.grad
         if old is None:
-            var.grad = grad if create_graph else _owned(grad)
+            var.grad = grad if create_graph or keep else _owned(grad)
         else:
             var.grad = add_gradients(old, grad, create_graph)
         if var._post_accumulate_hooks:

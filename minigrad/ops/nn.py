@@ -57,9 +57,19 @@ class Linear(FunctionNode):
             g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
             if need_w:
                 x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-                grad_w = g2.mT @ x2
+                out = self.grad_destination(1, (g2.shape[1], x2.shape[1]), self.xp.result_type(g2.dtype, x2.dtype))
+                if out is None:
+                    grad_w = g2.mT @ x2
+                else:  # offered only without create_graph: no graph to record
+                    self.xp.matmul(g2.data.mT, x2.data, out=out)
+                    grad_w = _constant(out)
             if need_b:
-                grad_b = g2.sum(0)
+                out = self.grad_destination(2, (g2.shape[1],), g2.dtype)
+                if out is None:
+                    grad_b = g2.sum(0)
+                else:
+                    g2.data.sum(0, out=out)
+                    grad_b = _constant(out)
         return grad_x, grad_w, grad_b
 
 

@@ -456,3 +456,66 @@ def test_leaf_gradients_never_share_memory_with_other_gradients_or_the_caller():
     z.sum().backward()  # the gradient arrives as a read-only broadcast view
     z.grad.data *= 2  # must be writable
     np.testing.assert_allclose(z.grad.data, 2.0)
+
+
+def _linear_setup():
+    mg.manual_seed(0)
+    layer = mg.nn.Linear(3, 4)
+    x = mg.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    return layer, x
+
+
+def test_grad_destination_receives_the_gradient_without_a_copy():
+    from minigrad import engine
+
+    layer, x = _linear_setup()
+    layer(x).sum().backward()
+    expected = layer.weight.grad.data.copy(), layer.bias.grad.data.copy()
+    layer.zero_grad()
+    places = {"w": np.full((4, 3), np.nan, np.float32), "b": np.full(4, np.nan, np.float32)}
+    calls = []
+    handles = [engine.set_grad_destination(layer.weight, lambda: calls.append("w") or places["w"]),
+               engine.set_grad_destination(layer.bias, lambda: calls.append("b") or places["b"])]
+    try:
+        layer(x).sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert sorted(calls) == ["b", "w"]
+    assert np.shares_memory(layer.weight.grad.data, places["w"])
+    assert np.shares_memory(layer.bias.grad.data, places["b"])
+    np.testing.assert_array_equal(places["w"], expected[0])
+    np.testing.assert_array_equal(places["b"], expected[1])
+
+
+def test_grad_destination_is_not_offered_when_the_gradient_would_not_be_stored_as_is():
+    from minigrad import engine
+
+    layer, x = _linear_setup()
+    calls = []
+    handle = engine.set_grad_destination(layer.weight, lambda: calls.append(1) or np.zeros((4, 3), np.float32))
+    try:
+        layer(x).sum().backward()  # first backward: offered
+        assert calls == [1]
+        layer(x).sum().backward()  # .grad exists: accumulation, no offer
+        assert calls == [1]
+        layer.zero_grad()
+        layer.weight.register_hook(lambda g: g * 2)
+        layer(x).sum().backward()  # a tensor hook may change the gradient: no offer
+        assert calls == [1]
+    finally:
+        handle.remove()
+
+
+def test_grad_destination_of_the_wrong_shape_or_dtype_is_ignored():
+    from minigrad import engine
+
+    layer, x = _linear_setup()
+    wrong = np.zeros((3, 4), np.float32)
+    handle = engine.set_grad_destination(layer.weight, lambda: wrong)
+    try:
+        layer(x).sum().backward()
+    finally:
+        handle.remove()
+    assert not np.shares_memory(layer.weight.grad.data, wrong)
+    assert not wrong.any()
