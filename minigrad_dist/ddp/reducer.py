@@ -14,7 +14,10 @@ The algorithm, in the order the code below follows it:
 3. **Hook: a gradient is ready.** When a parameter's ``.grad`` was
    accumulated, its hook copies the gradient, divided by the world size,
    into the parameter's slot of its bucket (a comm hook gets it undivided)
-   and decrements the bucket's pending count. The first hook of
+   and decrements the bucket's pending count. With shared memory (step 4)
+   the slot is in the staging copy and the gradient goes there undivided;
+   usually it is there already, because the Reducer offers each slot to the
+   op that computes the gradient (``minigrad.engine.set_grad_destination``). The first hook of
    an iteration also queues the end-of-backward callback (step 6) and marks
    the unused parameters ready (their slots hold zeros).
 4. **Launch in bucket order.** A bucket whose count reached zero is ready.
@@ -45,6 +48,7 @@ The algorithm, in the order the code below follows it:
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 from minigrad import backend, engine
@@ -105,6 +109,10 @@ class Reducer:
         self._build_buckets(reverse)
         self._index_of = {id(p): i for i, p in enumerate(self.params)}
         self._hook_handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self.params]
+        if self._shared_comm is not None:
+            # Step 3 without the copy: ops that can write a gradient straight into the staging copy do.
+            self._hook_handles += [engine.set_grad_destination(p, functools.partial(self._grad_destination, i))
+                                   for i, p in enumerate(self.params)]
         self._armed = False
         self._iteration_started = False
         self._unused = []
@@ -219,7 +227,11 @@ class Reducer:
         view = bucket.view(slot) if bucket.staging is None else self._staging_view(bucket, slot)
         if has_grad:
             grad = self.params[index].grad.data
-            if self.comm_hook is None:
+            if bucket.staging is not None:
+                # The shared-memory reduction averages; the op may have written the gradient here already.
+                if not _same_memory(grad, view):
+                    view[...] = grad
+            elif self.comm_hook is None:
                 # Average on the way in: one pass instead of a copy plus a division of the bucket.
                 bucket.xp.divide(grad, self.div_factor, out=view)
             else:
@@ -235,6 +247,15 @@ class Reducer:
             if self.tracer is not None:
                 self.tracer.instant("buckets", f"bucket {bucket.index} ready", bucket=bucket.index)
             self._launch_ready_buckets()
+
+    def _grad_destination(self, index):
+        """Where parameter ``index``'s gradient may be computed: its slot in the staging copy, or None."""
+        if not self._armed or self._marked[index]:
+            return None
+        bucket, slot = self._location[index]
+        if bucket.staging is None:
+            return None
+        return self._staging_view(bucket, slot)
 
     def _staging_view(self, bucket, slot):
         if not bucket.staging_writable:
@@ -261,10 +282,10 @@ class Reducer:
             return
         if bucket.staging is not None:
             if get_debug_level() is not DebugLevel.DETAIL:
-                bucket.future = _SharedReduction(self.shared, bucket, self._round).future
+                bucket.future = _SharedReduction(self.shared, bucket, self._round, 1.0 / self.div_factor).future
                 return
             # Debug mode checks every collective across ranks: reduce this bucket with one.
-            bucket.buffer[...] = bucket.staging
+            bucket.xp.divide(bucket.staging, self.div_factor, out=bucket.buffer)
             self.shared.release_staging(bucket.index, self._round)
         bucket.future = self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
 
@@ -460,19 +481,25 @@ class Reducer:
 class _SharedReduction:
     """The Future of one bucket's shared-memory reduction into ``bucket.buffer``."""
 
-    def __init__(self, shared, bucket, iteration):
+    def __init__(self, shared, bucket, iteration, scale):
         self.shared, self.index, self.iteration, self.out = shared, bucket.index, iteration, bucket.buffer
+        self.scale = scale
         shared.mark_ready(self.index, iteration)
         self.future = Future(poll=self._poll, block=self._block)
 
     def _poll(self) -> None:
-        if self.shared.advance(self.index, self.iteration, self.out):
+        if self.shared.advance(self.index, self.iteration, self.out, self.scale):
             self.future.set_result(self.out)
 
     def _block(self, timeout) -> None:
-        self.shared.wait(self.index, self.iteration, self.out, timeout)
+        self.shared.wait(self.index, self.iteration, self.out, self.scale, timeout)
         if not self.future.done():
             self.future.set_result(self.out)
+
+
+def _same_memory(a, b) -> bool:
+    """Whether two arrays of one shape view the very same memory (an op wrote the gradient in place)."""
+    return a.shape == b.shape and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
 
 
 def _copy_result(bucket, result) -> None:

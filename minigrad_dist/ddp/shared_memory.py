@@ -11,10 +11,12 @@ Reducer's hooks write the (already divided) gradients there. A bucket is
 reduced in three steps, each announced with a flag in shared memory (an
 iteration number, so flags never need resetting):
 
-1. ``READY``: this rank's staging copy holds this iteration's gradients;
+1. ``READY``: this rank's staging copy holds this iteration's gradients
+   (not yet divided by the world size; often computed right there by the
+   op, see ``minigrad.engine.set_grad_destination``);
 2. ``REDUCED``: once every rank is ready, each rank sums its own slice
    (the bucket cut into one contiguous slice per rank) over all ranks'
-   staging copies, in place in its own staging copy;
+   staging copies and averages it, in place in its own staging copy;
 3. ``COPIED``: once every rank has reduced its slice, each rank gathers
    all reduced slices into its private bucket buffer (the one ``.grad``
    views) and says so; a rank overwrites its staging copy in the next
@@ -37,6 +39,7 @@ from minigrad_dist.mpi import load_mpi
 
 READY, REDUCED, COPIED = 0, 1, 2
 _ALIGN = 64
+_CHUNK = 1 << 16  # elements summed and scaled at a time
 _YIELD_SECONDS = 2e-3
 _SLEEP_SECONDS = 5e-5
 
@@ -111,13 +114,16 @@ class SharedBuckets:
         """
         self._announce(index, COPIED, iteration)
 
-    def advance(self, index: int, iteration: int, out) -> bool:
-        """Do what can be done now for bucket ``index``; True once ``out`` holds the reduced bucket."""
+    def advance(self, index: int, iteration: int, out, scale: float = 1.0) -> bool:
+        """Do what can be done now for bucket ``index``; True once ``out`` holds the reduced bucket.
+
+        The sum over ranks is multiplied by ``scale`` (``1 / world size`` averages).
+        """
         mine = self.flags[self.rank][index]
         if mine[REDUCED] < iteration:
             if not self._all_at_least(index, READY, iteration):
                 return False
-            self._reduce_my_slice(index)
+            self._reduce_my_slice(index, scale)
             self._announce(index, REDUCED, iteration)
         if mine[COPIED] < iteration:
             if not self._all_at_least(index, REDUCED, iteration):
@@ -126,13 +132,13 @@ class SharedBuckets:
             self._announce(index, COPIED, iteration)
         return True
 
-    def wait(self, index: int, iteration: int, out, timeout) -> None:
-        """Advance bucket ``index`` until it is reduced into ``out``.
+    def wait(self, index: int, iteration: int, out, scale: float, timeout) -> None:
+        """Advance bucket ``index`` until it is reduced into ``out`` (see ``advance``).
 
         Raises:
             TimeoutError: some rank did not reach this bucket within ``timeout`` seconds.
         """
-        self._wait(lambda: self.advance(index, iteration, out), index, "reduce it", timeout, iteration)
+        self._wait(lambda: self.advance(index, iteration, out, scale), index, "reduce it", timeout, iteration)
 
     def free(self) -> None:
         """Release the window (collective)."""
@@ -141,13 +147,20 @@ class SharedBuckets:
 
     # -- the steps -------------------------------------------------------------------------
 
-    def _reduce_my_slice(self, index: int) -> None:
+    def _reduce_my_slice(self, index: int, scale: float) -> None:
         self.window.Sync()
         start, stop = self.slices[index][self.rank]
-        total = self.staging[self.rank][index][start:stop]
-        for rank in range(self.size):
-            if rank != self.rank:
-                np.add(total, self.staging[rank][index][start:stop], out=total)
+        copies = [self.staging[rank][index] for rank in range(self.size)]
+        mine = copies[self.rank]
+        # Chunk by chunk, so that the partial sums stay in cache while they are scaled.
+        for begin in range(start, stop, _CHUNK):
+            end = min(begin + _CHUNK, stop)
+            total = mine[begin:end]
+            for rank, copy in enumerate(copies):
+                if rank != self.rank:
+                    np.add(total, copy[begin:end], out=total)
+            if scale != 1.0:
+                np.multiply(total, scale, out=total)
 
     def _gather(self, index: int, out) -> None:
         self.window.Sync()
