@@ -387,6 +387,21 @@ def _file_barrier(directory, name, rank, world, timeout=60.0):
         time.sleep(1e-3)
 
 
+def ddp_on_subgroup(spec):
+    """DDP over ``new_group([0, 2])`` of 3 ranks: its members average only between themselves."""
+    rank, world = ensure_init()
+    group = dist.new_group([0, 2])
+    if rank not in (0, 2):
+        return None
+    mg.manual_seed(0)
+    model = nn.Linear(3, 2).double()
+    ddp = dist.DistributedDataParallel(model, process_group=group)
+    ddp(mg.tensor(np.ones((1, 3)) * (rank + 1))).sum().backward()
+    result = {"grad": model.weight.grad.data.copy(), "shared": ddp.reducer.shared is not None}
+    ddp.close()
+    return result
+
+
 def shared_memory_in_use(spec):
     """Whether DDP reduces through shared memory with ``MINIGRAD_DDP_SHM=spec["shm"]``."""
     rank, world = ensure_init()

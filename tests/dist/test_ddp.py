@@ -61,6 +61,15 @@ def test_hooks_drive_launched_reductions_forward_during_backward(shm, tmp_path):
         assert result["done_before_end"] == [True, True], "reductions must progress before the end of backward"
 
 
+def test_ddp_on_a_subgroup_averages_over_its_members_only():
+    results = get_pool(3).run(programs.ddp_on_subgroup, {})
+    assert results[1] is None
+    for result in (results[0], results[2]):
+        assert result["shared"]
+        # Inputs of ones times 1 and 3: the weight gradient is their mean, 2, everywhere.
+        np.testing.assert_array_equal(result["grad"], np.full((2, 3), 2.0))
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_shared_memory_reduction_is_used_when_all_ranks_share_a_node(enabled):
     for used in get_pool(3).run(programs.shared_memory_in_use, {"shm": "1" if enabled else "0"}):
