@@ -32,6 +32,10 @@ class _LocalOptimizer:
         self.params = [rref.local_value() for rref in param_rrefs]
         self.optimizer = optimizer_class(self.params, *args, **kwargs)
 
+    def built(self) -> bool:
+        """Called by the constructor of DistributedOptimizer: the owner's optimizer exists."""
+        return True
+
     def step(self, context_id):
         gradients = dist_autograd.get_gradients(context_id)
         with _step_lock:
@@ -61,9 +65,9 @@ class DistributedOptimizer:
         TypeError: ``optimizer_class`` is not callable, or ``params_rref``
             holds something other than RRefs.
         ValueError: ``params_rref`` is empty.
-
-    Unlike PyTorch's, the constructor does not wait for the owners to build
-    their optimizers: an error there (say, an invalid ``lr``) is raised by ``step``.
+        Whatever building an owner's optimizer raised (say, ``ValueError``
+            for a negative ``lr``): like PyTorch's, the constructor waits until
+            every owner has built its optimizer.
     """
 
     def __init__(self, optimizer_class, params_rref, *args, **kwargs):
@@ -82,6 +86,7 @@ class DistributedOptimizer:
             api.remote(owner, _new_local_optimizer, (optimizer_class, rrefs, args, kwargs))
             for owner, rrefs in by_owner.items()
         ]
+        _wait_all([opt.rpc_async().built() for opt in self.remote_optimizers])
 
     def step(self, context_id: int) -> None:
         """Step every owner's optimizer concurrently with that owner's gradients in ``context_id``.
@@ -89,12 +94,16 @@ class DistributedOptimizer:
         Raises:
             Whatever a remote step raised (with its remote traceback).
         """
-        futures = [opt.rpc_async().step(context_id) for opt in self.remote_optimizers]
-        errors = []
-        for future in futures:
-            try:
-                future.wait()
-            except BaseException as error:  # noqa: BLE001  (every step is awaited before raising)
-                errors.append(error)
-        if errors:
-            raise errors[0]
+        _wait_all([opt.rpc_async().step(context_id) for opt in self.remote_optimizers])
+
+
+def _wait_all(futures) -> None:
+    """Wait for every future, then raise the first error, if any."""
+    errors = []
+    for future in futures:
+        try:
+            future.wait()
+        except BaseException as error:  # noqa: BLE001  (every future is awaited before raising)
+            errors.append(error)
+    if errors:
+        raise errors[0]

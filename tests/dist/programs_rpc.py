@@ -338,6 +338,21 @@ def distributed_optimizer(spec):
     return (before - after).tolist()
 
 
+def distributed_optimizer_bad_lr(spec):
+    """An invalid learning rate fails the DistributedOptimizer constructor (the owner raised it)."""
+    rank, world = _start()
+    error = None
+    if rank == 0:
+        rref = rpc.remote("worker1", random_tensor)
+        try:
+            DistributedOptimizer(mg.optim.SGD, [rref], lr=-1.0)
+        except ValueError as exc:
+            error = str(exc)
+    _polite_barrier()
+    rpc.shutdown()
+    return error
+
+
 # -- nesting, concurrency, retain_graph ------------------------------------------------------------
 
 

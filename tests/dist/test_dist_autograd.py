@@ -104,6 +104,11 @@ def test_retain_graph_allows_a_second_distributed_backward():
     assert "second time" in out["third"]
 
 
+def test_distributed_optimizer_constructor_raises_what_an_owner_raised():
+    results = get_pool(2).run(programs.distributed_optimizer_bad_lr, {})
+    assert results[0] is not None and "learning rate" in results[0] and "worker1" in results[0], results[0]
+
+
 @pytest.mark.parametrize("world_size", [2, 3])
 def test_distributed_optimizer_steps_remote_parameters(world_size):
     for delta in get_pool(world_size).run(programs.distributed_optimizer, {"lr": 0.05}):
