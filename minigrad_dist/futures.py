@@ -123,6 +123,23 @@ class Future:
             callback(self)
 
 
+def wait_all(futures) -> list:
+    """Wait for every future and return their results; then raise the first error, if any.
+
+    Every future is awaited before anything is raised, so no work is left
+    running unobserved behind an early failure.
+    """
+    errors, results = [], []
+    for future in futures:
+        try:
+            results.append(future.wait())
+        except BaseException as error:  # noqa: BLE001  (raised below, once all futures are done)
+            errors.append(error)
+    if errors:
+        raise errors[0]
+    return results
+
+
 def completed_future(value) -> Future:
     """A Future that already holds ``value``."""
     future = Future()

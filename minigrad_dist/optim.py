@@ -19,6 +19,7 @@ import threading
 from collections import defaultdict
 
 from minigrad_dist import autograd as dist_autograd
+from minigrad_dist.futures import wait_all
 from minigrad_dist.rpc import api
 from minigrad_dist.rpc.rref import RRef
 
@@ -86,7 +87,7 @@ class DistributedOptimizer:
             api.remote(owner, _new_local_optimizer, (optimizer_class, rrefs, args, kwargs))
             for owner, rrefs in by_owner.items()
         ]
-        _wait_all([opt.rpc_async().built() for opt in self.remote_optimizers])
+        wait_all([opt.rpc_async().built() for opt in self.remote_optimizers])
 
     def step(self, context_id: int) -> None:
         """Step every owner's optimizer concurrently with that owner's gradients in ``context_id``.
@@ -94,16 +95,5 @@ class DistributedOptimizer:
         Raises:
             Whatever a remote step raised (with its remote traceback).
         """
-        _wait_all([opt.rpc_async().step(context_id) for opt in self.remote_optimizers])
+        wait_all([opt.rpc_async().step(context_id) for opt in self.remote_optimizers])
 
-
-def _wait_all(futures) -> None:
-    """Wait for every future, then raise the first error, if any."""
-    errors = []
-    for future in futures:
-        try:
-            future.wait()
-        except BaseException as error:  # noqa: BLE001  (every future is awaited before raising)
-            errors.append(error)
-    if errors:
-        raise errors[0]

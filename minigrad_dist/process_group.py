@@ -33,6 +33,27 @@ _YIELD_SECONDS = 2e-3  # a polite wait yields the CPU between tests this long be
 _SLEEP_SECONDS = 5e-5
 
 
+def wait_politely(done, timeout: float | None) -> bool:
+    """Call ``done()`` until it returns True, yielding the CPU in between; False if ``timeout`` passed.
+
+    Yields first: a large message crosses shared memory in chunks, each needing
+    both ranks to poll, so a sleeping rank would stretch every chunk. After
+    2 ms most polls still yield, and one in 64 sleeps 50 us (and checks the
+    deadline), so a long wait leaves the CPU to the ranks that still work.
+    """
+    start = time.monotonic()
+    polls = 0
+    while not done():
+        polls += 1
+        if polls & 63 or time.monotonic() - start < _YIELD_SECONDS:
+            os.sched_yield()
+            continue
+        time.sleep(_SLEEP_SECONDS)
+        if timeout is not None and time.monotonic() - start > timeout:
+            return False
+    return True
+
+
 class ReduceOp(enum.Enum):
     """Reduction operations for ``all_reduce``, ``reduce`` and ``reduce_scatter``."""
 
@@ -83,10 +104,10 @@ class Work:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the collective is done; returns True.
 
-        Waits politely: it tests the request and yields the CPU between tests
-        (after 2 ms it sleeps between them) instead of spinning inside MPI,
-        because on a machine where ranks share cores a spinning rank slows
-        down the rank it is waiting for.
+        Waits politely (``wait_politely``): it tests the request and yields
+        the CPU between tests instead of spinning inside MPI, because on a
+        machine where ranks share cores a spinning rank slows down the rank
+        it is waiting for.
 
         Args:
             timeout: seconds to wait at most (None: forever).
@@ -102,22 +123,11 @@ class Work:
                 request.Wait()
                 self._complete()
                 return True
-        start = time.monotonic()
-        deadline = None if timeout is None else start + timeout
-        polls = 0
-        while not request.Test():
-            polls += 1
-            # Yield first: a large message crosses shared memory in chunks, each needing both ranks
-            # to poll, so a sleeping rank would stretch every chunk. Sleep only after a long wait.
-            if polls & 63 or time.monotonic() - start < _YIELD_SECONDS:
-                os.sched_yield()
-            else:
-                time.sleep(_SLEEP_SECONDS)
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(
-                        f"{self.op_name} did not complete within {timeout:.1f} s: some rank of the group "
-                        "has not called the matching collective (a diverged or dead rank?)"
-                    )
+        if not wait_politely(request.Test, timeout):
+            raise TimeoutError(
+                f"{self.op_name} did not complete within {timeout:.1f} s: some rank of the group "
+                "has not called the matching collective (a diverged or dead rank?)"
+            )
         self._complete()
         return True
 

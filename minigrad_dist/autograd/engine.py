@@ -57,6 +57,7 @@ from minigrad.tensor import Tensor
 from minigrad_dist.autograd import send_recv
 from minigrad_dist.autograd.context import id_text, make_global_id, registry
 from minigrad_dist.autograd.send_recv import RecvNode
+from minigrad_dist.futures import wait_all
 
 MODES = ("fast", "smart")
 _backward_ids = itertools.count(1)
@@ -140,19 +141,6 @@ class WorkerBackward:
         return [n for n, count in self.task.dependencies.items() if 0 < count < self.initial.get(n, 0)]
 
 
-def _wait_all(futures) -> list:
-    """Wait for every future; return their results (raise the first error once all are done)."""
-    errors, results = [], []
-    for future in futures:
-        try:
-            results.append(future.wait())
-        except BaseException as error:  # noqa: BLE001  (reported below, all futures awaited first)
-            errors.append(error)
-    if errors:
-        raise errors[0]
-    return results
-
-
 def _merge_reports(results, into: dict) -> list:
     """Keep, per worker, the newest ``(version, partial nodes)`` report among the replies ``results``.
 
@@ -181,7 +169,7 @@ def _send_node_seeds(context, message_id, grads) -> list:
 def _drive(context, backward, futures, reports, reply_to) -> None:
     """Wait for the gradient RPCs ``futures``; run the gradients their replies carried back, until done."""
     while futures:
-        returned = _merge_reports(_wait_all(futures), reports)
+        returned = _merge_reports(wait_all(futures), reports)
         if not returned:
             return
         with context.lock:

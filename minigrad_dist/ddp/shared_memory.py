@@ -31,17 +31,15 @@ Nothing blocks inside MPI: the Reducer advances a bucket whenever it can
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
 
 from minigrad_dist.mpi import load_mpi
+from minigrad_dist.process_group import wait_politely
 
 READY, REDUCED, COPIED = 0, 1, 2
 _ALIGN = 64
 _CHUNK = 1 << 16  # elements summed and scaled at a time
-_YIELD_SECONDS = 2e-3
-_SLEEP_SECONDS = 5e-5
 
 
 def shared_memory_comm(comm, wanted: bool = True):
@@ -177,22 +175,14 @@ class SharedBuckets:
         return all(flags[index, step] >= iteration for flags in self.flags)
 
     def _wait(self, condition, index, what, timeout, iteration=None) -> None:
-        start = time.monotonic()
-        polls = 0
-        while not condition():
-            polls += 1
-            waited = time.monotonic() - start
-            if polls & 63 or waited < _YIELD_SECONDS:
-                os.sched_yield()
-                continue
-            time.sleep(_SLEEP_SECONDS)
-            if timeout is not None and waited > timeout:
-                late = [r for r, f in enumerate(self.flags) if iteration is not None and f[index, READY] < iteration]
-                raise TimeoutError(
-                    f"DistributedDataParallel: bucket {index} could not {what} within {timeout:.1f} s"
-                    + (f"; ranks {late} never finished their gradients for it" if late else "")
-                    + " (a diverged or dead rank?)"
-                )
+        if wait_politely(condition, timeout):
+            return
+        late = [r for r, f in enumerate(self.flags) if iteration is not None and f[index, READY] < iteration]
+        raise TimeoutError(
+            f"DistributedDataParallel: bucket {index} could not {what} within {timeout:.1f} s"
+            + (f"; ranks {late} never finished their gradients for it" if late else "")
+            + " (a diverged or dead rank?)"
+        )
 
 
 def _layout(buckets):

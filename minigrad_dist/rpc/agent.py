@@ -57,8 +57,7 @@ _BUSY_PAUSE = 2e-5
 # For this long after a message (pool leader) or after sending a request (a waiting caller), pollers
 # yield the CPU between polls instead of sleeping: a reply or the next request usually comes within it,
 # and a sleep costs tens of microseconds to wake from. Measured: rpc_sync round trip 154 -> 62 us.
-_LEAD_YIELD = 1e-3
-_WAIT_YIELD = 1e-3
+_YIELD_WINDOW = 1e-3
 _RECENT = 5e-3  # seconds after a message during which the listener keeps polling closely
 TAG_HEADER = 1
 _FIRST_BUFFER_TAG = 16
@@ -194,9 +193,7 @@ class RpcAgent:
             if self._poll_once():
                 pause = 0.0
                 continue
-            # Poll closely while replies are awaited here or traffic was recent; back off when idle.
-            busy = self._pending or time.monotonic() - self._last_traffic < _RECENT
-            pause = _BUSY_PAUSE if busy else min(pause * 2 or _BUSY_PAUSE, _IDLE_PAUSE)
+            pause = self._next_pause(pause, time.monotonic() - self._last_traffic)
             time.sleep(pause)
 
     def _poll_once(self, serve_here=False):
@@ -261,20 +258,25 @@ class RpcAgent:
                     pause = 0.0
                     continue
                 since = time.monotonic() - self._last_traffic
-                if since < _LEAD_YIELD:
+                if since < _YIELD_WINDOW:
                     os.sched_yield()
                     continue
-                busy = self._pending or since < _RECENT
-                pause = _BUSY_PAUSE if busy else min(pause * 2 or _BUSY_PAUSE, _IDLE_PAUSE)
+                pause = self._next_pause(pause, since)
                 time.sleep(pause)
             return None
         finally:
             self._leading = False
 
+    def _next_pause(self, pause, since_traffic) -> float:
+        """Poll closely while replies are awaited here or traffic was recent; back off when idle."""
+        if self._pending or since_traffic < _RECENT:
+            return _BUSY_PAUSE
+        return min(pause * 2 or _BUSY_PAUSE, _IDLE_PAUSE)
+
     def wait_polling(self, future, timeout) -> None:
         """Poll for messages in this thread until ``future`` is done, ``timeout`` passes or RPC stops."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        _fine_timer_slack_once()
+        _fine_timer_slack()
         with self._lock:
             self._waiters += 1
         try:
@@ -285,7 +287,7 @@ class RpcAgent:
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     return
-                if now - start < _WAIT_YIELD:
+                if now - start < _YIELD_WINDOW:
                     os.sched_yield()
                 else:
                     time.sleep(_BUSY_PAUSE)
@@ -463,14 +465,11 @@ class _ReplyFuture(Future):
 _slack = threading.local()
 
 
-def _fine_timer_slack_once() -> None:
-    if not getattr(_slack, "done", False):
-        _fine_timer_slack()
-        _slack.done = True
-
-
 def _fine_timer_slack() -> None:
     """Let this thread's short sleeps last what they ask (Linux rounds them up by 50 us by default)."""
+    if getattr(_slack, "done", False):
+        return
+    _slack.done = True
     try:
         import ctypes  # noqa: PLC0415  (Linux only, best effort)
 

@@ -145,7 +145,7 @@ def ddp_on_rank(job: dict) -> dict:
     rank, world = dist.get_rank(), dist.get_world_size()
     mg.manual_seed(job["seed"] + rank)
     model = job["model_fn"]()
-    with _environment(job.get("env", {})):
+    with environment(job.get("env", {})):
         ddp = dist.DistributedDataParallel(model, **job["ddp_kwargs"])
     if job["comm_hook"] is not None:
         ddp.register_comm_hook(job["hook_state"], job["comm_hook"])
@@ -159,7 +159,8 @@ def ddp_on_rank(job: dict) -> dict:
 
 
 @contextlib.contextmanager
-def _environment(variables: dict):
+def environment(variables: dict):
+    """Set environment variables for the duration of a ``with`` block, then restore them."""
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update({name: str(value) for name, value in variables.items()})
     try:

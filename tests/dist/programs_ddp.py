@@ -7,8 +7,6 @@ compare: gradients, parameters, errors.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import minigrad as mg
@@ -16,6 +14,7 @@ import minigrad_dist as dist
 from minigrad import nn
 from minigrad.nn import functional as F
 from minigrad_dist.algorithms import ddp_comm_hooks as hooks
+from minigrad_dist.testing.oracles import environment
 from tests.dist.programs_collectives import ensure_init
 
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "sigmoid": nn.Sigmoid}
@@ -334,17 +333,10 @@ def progress_during_backward(spec):
     not MPI, because any MPI call would drive MPI's progress itself.
     """
     rank, world = ensure_init()
-    previous = os.environ.get("MINIGRAD_DDP_SHM")
-    os.environ["MINIGRAD_DDP_SHM"] = spec["shm"]
-    try:
+    with environment({"MINIGRAD_DDP_SHM": spec["shm"]}):
         mg.manual_seed(0)
         model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
         ddp = dist.DistributedDataParallel(model, bucket_cap_mb=1e-6, first_bucket_cap_mb=1e-6)
-    finally:
-        if previous is None:
-            os.environ.pop("MINIGRAD_DDP_SHM")
-        else:
-            os.environ["MINIGRAD_DDP_SHM"] = previous
     reducer = ddp.reducer
     second = [reducer._index_of[id(p)] for p in model[2].parameters()]
     second_buckets = sorted({reducer._location[i][0].index for i in second})
@@ -405,15 +397,8 @@ def ddp_on_subgroup(spec):
 def shared_memory_in_use(spec):
     """Whether DDP reduces through shared memory with ``MINIGRAD_DDP_SHM=spec["shm"]``."""
     rank, world = ensure_init()
-    previous = os.environ.get("MINIGRAD_DDP_SHM")
-    os.environ["MINIGRAD_DDP_SHM"] = spec["shm"]
-    try:
+    with environment({"MINIGRAD_DDP_SHM": spec["shm"]}):
         ddp = dist.DistributedDataParallel(nn.Linear(3, 2).double())
-    finally:
-        if previous is None:
-            os.environ.pop("MINIGRAD_DDP_SHM")
-        else:
-            os.environ["MINIGRAD_DDP_SHM"] = previous
     ddp(mg.tensor(np.ones((2, 3)) * (rank + 1))).sum().backward()
     used = ddp.reducer.shared is not None
     ddp.close()
