@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import backend, engine
+from minigrad import backend, engine, views
 from minigrad.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from minigrad.function import FunctionNode
 from minigrad.grad_mode import _state as _grad_state
@@ -168,6 +168,7 @@ class FunctionCtx:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward takes Tensors or None, got {type(t).__name__}")
         self._to_save = tensors
+        self._saved_versions = tuple(None if t is None else views.version_of(t) for t in tensors)
 
     def mark_non_differentiable(self, *tensors) -> None:
         """Declare outputs that get no gradient (indices, masks)."""
@@ -189,7 +190,12 @@ class _UserFunctionNode(FunctionNode, FunctionCtx):
             from minigrad.function import FREED_GRAPH_MESSAGE  # noqa: PLC0415
 
             raise RuntimeError(FREED_GRAPH_MESSAGE)
-        return getattr(self, "_to_save", ())
+        saved = getattr(self, "_to_save", ())
+        for i, (t, expected) in enumerate(zip(saved, getattr(self, "_saved_versions", ()))):
+            if t is not None and views.version_of(t) != expected:
+                which = f"saved tensor {i} of {self.name()}"
+                raise RuntimeError(views.saved_tensor_modified_message(t, views.version_of(t), expected, which))
+        return saved
 
     def run_backward(self, grads, create_graph):
         if self._released:

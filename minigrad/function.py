@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import itertools
 import sys
-import weakref
 
 import numpy as np
 
-from minigrad import backend
+from minigrad import backend, views
 from minigrad.anomaly import _mode as _anomaly
 from minigrad.anomaly import forward_trace
 from minigrad.grad_mode import _state as _grad_state
@@ -127,6 +126,8 @@ class FunctionNode(Node):
                 data = x.data
                 if type(data) is not _ndarray:
                     numpy_only = False
+                if x._view is not None and x._view.version != x._version_counter.value and _grad_state.enabled:
+                    views.refresh_view(x)  # its base was written in place since its grad_fn was made
                 if x.requires_grad:
                     requires_grad = True
                 arrays.append(data)
@@ -155,12 +156,17 @@ class FunctionNode(Node):
         if type(outputs) is tuple:
             self.num_outputs = len(outputs)
             self.output_meta = [(out.shape, out.dtype) for out in outputs]
+            results = tuple(_make_tensor(out, True, self, i) for i, out in enumerate(outputs))
             if saved_outputs is not None:
                 for i in saved_outputs:
                     saved_outputs[i] = outputs[i]
-            return tuple(_make_tensor(out, True, self, i) for i, out in enumerate(outputs))
+                self._output_counters = {i: (views.counter_of(results[i]), 0) for i in saved_outputs}
+            return results
         if saved_outputs is not None:
             saved_outputs[0] = outputs
+            out = _make_tensor(outputs, True, self, 0)
+            self._output_counters = {0: (views.counter_of(out), 0)}
+            return out
         return _make_tensor(outputs, True, self, 0)
 
     def _record(self, inputs):
@@ -172,7 +178,7 @@ class FunctionNode(Node):
                 if fn is not None:
                     edges.append((fn, x._output_nr))
                 else:
-                    edges.append(x._accumulator or x._gradient_edge())
+                    edges.append(x._gradient_edge())
                 needs.append(True)
             else:
                 edges.append(None)
@@ -193,7 +199,12 @@ class FunctionNode(Node):
         """
         inputs = self._inputs
         if inputs is not None:
-            self._saved_inputs = inputs if len(indices) == len(inputs) else tuple(map(inputs.__getitem__, indices))
+            saved = inputs if len(indices) == len(inputs) else tuple(map(inputs.__getitem__, indices))
+            self._saved_inputs = saved
+            self._saved_versions = [
+                (x._version_counter.value if x._version_counter is not None else 0) if type(x) is Tensor else None
+                for x in saved
+            ]
 
     def retain_outputs(self, indices) -> None:
         """Keep the outputs at ``indices`` for ``backward`` (see ``saved_outputs``).
@@ -208,14 +219,37 @@ class FunctionNode(Node):
         """The input Tensors kept by ``retain_inputs``, in the order given there."""
         if self._released:
             raise RuntimeError(FREED_GRAPH_MESSAGE)
-        return self._saved_inputs
+        saved = self._saved_inputs
+        for i, (x, expected) in enumerate(zip(saved, self._saved_versions)):
+            if expected is not None and x._version_counter is not None and x._version_counter.value != expected:
+                which = f"input {i} of {self.name()}"
+                raise RuntimeError(
+                    views.saved_tensor_modified_message(x, x._version_counter.value, expected, which)
+                )
+        return saved
 
     @property
     def saved_outputs(self) -> tuple:
         """The outputs kept by ``retain_outputs`` as Tensors whose ``grad_fn`` is this node."""
         if self._released:
             raise RuntimeError(FREED_GRAPH_MESSAGE)
-        return tuple(Tensor._make(a, True, self, i) for i, a in self._saved_outputs.items())
+        outputs = tuple(Tensor._make(a, True, self, i) for i, a in self._saved_outputs.items())
+        for out, (i, (counter, expected)) in zip(outputs, self._output_counters.items()):
+            if counter.value != expected:
+                which = f"output {i} of {self.name()}"
+                raise RuntimeError(views.saved_tensor_modified_message(out, counter.value, expected, which))
+        return outputs
+
+    def rebind_saved_output(self, output_nr, tensor) -> None:
+        """Keep ``tensor``'s memory as saved output ``output_nr`` (an in-place op wrote the output there).
+
+        The backward then reads the value from ``tensor`` and checks that it
+        was not written again since (its current version is expected).
+        """
+        saved = self._saved_outputs
+        if saved is not None and output_nr in saved:
+            saved[output_nr] = tensor.data
+            self._output_counters[output_nr] = (views.counter_of(tensor), views.version_of(tensor))
 
     def grad_destination(self, index: int, shape, dtype):
         """An array offered for input ``index``'s gradient (``engine.set_grad_destination``), or None.
@@ -248,6 +282,36 @@ class FunctionNode(Node):
         self._released = True
 
 
+class ViewNode(FunctionNode):
+    """An op whose output may be a view of its first input's memory (reshape, permute, expand, ``t[0]``).
+
+    When the output array really is a view (NumPy decides for ``reshape``),
+    the output Tensor shares the input's version counter and records how it
+    was made (``views.mark_view``), so in-place writes through either are
+    seen by the other and by autograd. Subclasses define ``view_array`` (the
+    view on a raw array, from the op's parameters) and ``fresh`` (a new op
+    with the same parameters), and keep their parameters after backward.
+    """
+
+    def __call__(self, a, *rest):
+        out = FunctionNode.__call__(self, a, *rest)
+        if views.is_view_array(out.data, a.data):
+            views.mark_view(out, a, self)
+        return out
+
+    def view_array(self, array):
+        """The view of ``array`` this op makes (its parameters only; no recording)."""
+        raise NotImplementedError
+
+    def fresh(self):
+        """A new, unrecorded op with the same parameters (to replay the view on another tensor)."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        # View ops keep only shapes and basic indices, and views replay them later.
+        self._released = True
+
+
 def _describe(arrays) -> str:
     """'inputs: shape (2, 3) float32, scalar 2.0' for error messages."""
     parts = []
@@ -271,15 +335,17 @@ class AccumulateGrad(Node):
     __slots__ = ("_variable",)
 
     def __init__(self, variable):
-        self._variable = weakref.ref(variable)
+        # A strong reference, as in PyTorch: a leaf that only the graph still uses (made inside a
+        # function that returns just the loss) lives until the backward, so its hooks run.
+        self._variable = variable
         self.next_edges = ()
         self.priority = _ACCUMULATE_PRIORITY - next(_sequence)
         self._pre_hooks = None
 
     @property
     def variable(self):
-        """The leaf Tensor this node accumulates into (None once it was freed)."""
-        return self._variable()
+        """The leaf Tensor this node accumulates into."""
+        return self._variable
 
     def name(self) -> str:
         return "AccumulateGrad"
@@ -293,9 +359,7 @@ class AccumulateGrad(Node):
         ``keep``: ``grad`` was computed into a destination offered for this leaf
         (``engine.set_grad_destination``): store it as it is, never a copy.
         """
-        var = self._variable()
-        if var is None:  # the leaf is gone: its gradient has nowhere to go
-            return
+        var = self._variable
         if var._hooks:
             for hook in var._hooks:
                 new = hook(grad)
@@ -308,11 +372,11 @@ class AccumulateGrad(Node):
             else:
                 grad_map[var] = add_gradients(old, grad, create_graph)
             return
-        old = var.grad
+        old = var._grad
         if old is None:
-            var.grad = grad if create_graph or keep else _owned(grad)
+            var._grad = grad if create_graph or keep else _owned(grad)
         else:
-            var.grad = add_gradients(old, grad, create_graph)
+            var._grad = add_gradients(old, grad, create_graph)
         if var._post_accumulate_hooks:
             for hook in var._post_accumulate_hooks:
                 hook(var)

@@ -15,7 +15,6 @@ import weakref
 import numpy as np
 
 from minigrad import backend
-from minigrad.grad_mode import _state as _grad_state
 
 _FLOAT_KINDS = ("f", "c")
 
@@ -35,7 +34,7 @@ class Tensor:
     __slots__ = (
         "data",
         "requires_grad",
-        "grad",
+        "_grad",
         "grad_fn",
         "_output_nr",
         "_accumulator",
@@ -43,6 +42,8 @@ class Tensor:
         "_post_accumulate_hooks",
         "_retains_grad",
         "name",
+        "_version_counter",
+        "_view",
         "__weakref__",
     )
 
@@ -56,7 +57,7 @@ class Tensor:
             data = np.asarray(data)
         self.data = data
         self.requires_grad = False
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._output_nr = 0
         self._accumulator = None
@@ -64,6 +65,8 @@ class Tensor:
         self._post_accumulate_hooks = None
         self._retains_grad = False
         self.name = None
+        self._version_counter = None
+        self._view = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -73,7 +76,7 @@ class Tensor:
         t = _new_object(Tensor)
         t.data = data
         t.requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._accumulator = None
@@ -81,6 +84,8 @@ class Tensor:
         t._post_accumulate_hooks = None
         t._retains_grad = False
         t.name = None
+        t._version_counter = None
+        t._view = None
         return t
 
     # -- properties ----------------------------------------------------------
@@ -104,6 +109,35 @@ class Tensor:
     def device(self) -> str:
         """Where the data lives: "cpu" or "cuda:N"."""
         return backend.device_of(self.data)
+
+    @property
+    def grad(self):
+        """The gradient accumulated into this tensor by backward passes (None until the first).
+
+        Assigning checks what PyTorch checks: a Tensor (or None) of this
+        tensor's shape, dtype and device.
+
+        Raises:
+            TypeError: the assigned value is not a Tensor or None.
+            RuntimeError: its shape, dtype or device differs from this tensor's.
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            _check_assigned_grad(self, value)
+        self._grad = value
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has seen (shared with its views)."""
+        return _views.version_of(self)
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (None when it owns its memory), as in PyTorch."""
+        return None if self._view is None else self._view.base
 
     @property
     def is_leaf(self) -> bool:
@@ -209,15 +243,21 @@ class Tensor:
     def _gradient_edge(self):
         """``(node, output_nr)`` that receives this tensor's gradient.
 
-        A leaf's accumulate-grad node is made on first use and kept (it holds
-        the leaf only weakly, so there is no reference cycle).
+        A leaf's accumulate-grad node is made on first use. The graph owns it
+        and it owns the leaf; the leaf holds it only weakly (no reference
+        cycle), and makes a new one once the graphs that used it are gone.
         """
+        view = self._view
+        if view is not None and view.version != self._version_counter.value:
+            _views.refresh_view(self)
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
-        edge = self._accumulator
-        if edge is None:
-            edge = self._accumulator = (AccumulateGrad(self), 0)
-        return edge
+        ref = self._accumulator
+        node = None if ref is None else ref()
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulator = weakref.ref(node)
+        return (node, 0)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``.
@@ -238,8 +278,10 @@ class Tensor:
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
-        """A new leaf sharing this tensor's data, cut off from the graph."""
-        return Tensor._make(self.data, False, None, 0)
+        """A new leaf sharing this tensor's data (and version counter), cut off from the graph."""
+        out = Tensor._make(self.data, False, None, 0)
+        _views.share_counter(out, self)
+        return out
 
     def detach_(self) -> Tensor:
         """Cut this tensor off from the graph in place and return it."""
@@ -393,69 +435,140 @@ class Tensor:
         """A C-contiguous copy (self if already contiguous)."""
         return self if self.data.flags.c_contiguous else self.clone()
 
-    # -- in-place updates (for optimizers and initializers) ------------------
+    # -- in-place ops (minigrad/inplace.py: views, version counters, recording) ----
 
-    def _check_inplace(self, what):
-        if _grad_state.enabled and self.requires_grad:
-            raise RuntimeError(
-                f"{what}: a tensor that requires grad is being used in an in-place operation; "
-                "wrap the update in `with mg.no_grad():`"
-            )
+    def add_(self, other, alpha=1) -> Tensor:
+        """``self += alpha * other`` in place (``other``: Tensor, array or number, broadcast to ``self``)."""
+        return _inplace.binary(self, other if alpha == 1 else other * alpha, "add_", np.add, _ops_ew.Add)
+
+    def sub_(self, other, alpha=1) -> Tensor:
+        """``self -= alpha * other`` in place."""
+        return _inplace.binary(self, other if alpha == 1 else other * alpha, "sub_", np.subtract, _ops_ew.Sub)
+
+    def mul_(self, other) -> Tensor:
+        """``self *= other`` in place."""
+        return _inplace.binary(self, other, "mul_", np.multiply, _ops_ew.Mul, keeps_old=True)
+
+    def div_(self, other) -> Tensor:
+        """``self /= other`` in place (true division: an integer tensor raises, as in PyTorch)."""
+        return _inplace.binary(self, other, "div_", np.true_divide, _ops_ew.Div, keeps_old=True)
+
+    def pow_(self, exponent) -> Tensor:
+        """``self **= exponent`` in place."""
+        return _inplace.binary(self, exponent, "pow_", np.power, _ops_ew.Pow, keeps_old=True)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+    __ipow__ = pow_
+
+    def neg_(self) -> Tensor:
+        """``self = -self`` in place."""
+        return _inplace.unary(self, "neg_", _ufunc_update(np.negative), Tensor.__neg__)
+
+    def abs_(self) -> Tensor:
+        """``self = |self|`` in place."""
+        return _inplace.unary(self, "abs_", _ufunc_update(np.absolute), Tensor.abs)
+
+    def exp_(self) -> Tensor:
+        """``self = exp(self)`` in place."""
+        return _inplace.unary(self, "exp_", _ufunc_update(np.exp), Tensor.exp)
+
+    def log_(self) -> Tensor:
+        """``self = log(self)`` in place."""
+        return _inplace.unary(self, "log_", _ufunc_update(np.log), Tensor.log, keeps_old=True)
+
+    def sqrt_(self) -> Tensor:
+        """``self = sqrt(self)`` in place."""
+        return _inplace.unary(self, "sqrt_", _ufunc_update(np.sqrt), Tensor.sqrt)
+
+    def tanh_(self) -> Tensor:
+        """``self = tanh(self)`` in place."""
+        return _inplace.unary(self, "tanh_", _ufunc_update(np.tanh), Tensor.tanh)
+
+    def sigmoid_(self) -> Tensor:
+        """``self = sigmoid(self)`` in place."""
+        return _inplace.unary(self, "sigmoid_", _op_update(Tensor.sigmoid), Tensor.sigmoid)
+
+    def relu_(self) -> Tensor:
+        """``self = max(self, 0)`` in place."""
+        return _inplace.unary(self, "relu_", _op_update(Tensor.relu), Tensor.relu)
+
+    def clamp_(self, min=None, max=None) -> Tensor:  # noqa: A002  (PyTorch's names)
+        """Clip into [min, max] in place (either bound may be None)."""
+        return _inplace.unary(
+            self, "clamp_", _op_update(lambda t: t.clamp(min, max)), lambda old: old.clamp(min, max)
+        )
+
+    clip_ = clamp_
 
     def zero_(self) -> Tensor:
         """Fill with zeros in place."""
-        self._check_inplace("zero_")
-        self.data[...] = 0
-        return self
+        return _inplace.fill(self, 0, "zero_")
 
     def fill_(self, value) -> Tensor:
-        """Fill with ``value`` (a number or a 0-d Tensor) in place.
+        """Fill with ``value`` (a number or a 0-d Tensor, which may require grad) in place.
 
         Raises:
             TypeError: ``value`` is not a number. RuntimeError: a Tensor ``value`` is not 0-d.
         """
-        self._check_inplace("fill_")
-        if isinstance(value, Tensor):
-            if value.ndim != 0:
-                raise RuntimeError(f"fill_ only supports a 0-dimension value tensor, got shape {value.shape}")
-            value = value.data
-        elif not isinstance(value, _NUMBERS):
-            raise TypeError(f"fill_: value must be a number or a 0-d Tensor, got {type(value).__name__}")
-        self.data[...] = value
-        return self
+        return _inplace.fill(self, value, "fill_")
 
     def copy_(self, src) -> Tensor:
-        """Copy ``src`` (Tensor or array, broadcastable) into this tensor's memory.
+        """Copy ``src`` (Tensor, array or number, broadcast to this shape, cast, moved) into this memory.
+
+        Differentiable in ``src``; the old value gets a zero gradient.
 
         Raises:
-            TypeError: ``src`` holds no numbers. ValueError: it does not broadcast to this shape.
+            TypeError: ``src`` holds no numbers. RuntimeError: it does not broadcast to this shape.
         """
-        self._check_inplace("copy_")
-        src = backend.as_array(src.data if isinstance(src, Tensor) else src)
-        if src.dtype.kind not in "biufc":
-            raise TypeError(f"copy_: src must be a Tensor or array of numbers, got dtype {src.dtype}")
-        self.data[...] = backend.to_device(src, self.device)
-        return self
+        return _inplace.copy_from(self, src)
 
-    def add_(self, other, alpha=1) -> Tensor:
-        """``self += alpha * other`` in place (``other``: Tensor, array or number)."""
-        self._check_inplace("add_")
-        other = _inplace_operand(self, other, "add_")
-        self.data += other if alpha == 1 else alpha * other
-        return self
+    def masked_fill_(self, mask, value) -> Tensor:
+        """Set the elements where the boolean ``mask`` (broadcast to this shape) is true to ``value``."""
+        mask_data = mask.data if isinstance(mask, Tensor) else mask
+        value_data = value.data if isinstance(value, Tensor) else value
 
-    def mul_(self, other) -> Tensor:
-        """``self *= other`` in place (``other``: Tensor, array or number)."""
-        self._check_inplace("mul_")
-        self.data *= _inplace_operand(self, other, "mul_")
-        return self
+        def update(data):
+            backend.get_array_module(data).copyto(data, value_data, where=mask_data)
+
+        return _inplace.apply_inplace(
+            self, "masked_fill_", update, lambda old: _ops_ew.where(mask, value, old), (value,)
+        )
+
+    def index_add_(self, dim, index, source, alpha=1) -> Tensor:
+        """Add ``alpha * source`` into the rows ``index`` along ``dim`` (repeated indices add up)."""
+        index_data = index.data if isinstance(index, Tensor) else backend.as_array(index)
+        where = (slice(None),) * (dim % self.ndim) + (index_data,)
+        source = source if alpha == 1 else source * alpha
+        source_data = source.data if isinstance(source, Tensor) else source
+
+        def update(data):
+            backend.scatter_add(data, where, source_data)
+
+        return _inplace.apply_inplace(
+            self, "index_add_", update, lambda old: old + _ops_index.IndexScatter(where, self.shape)(source), (source,)
+        )
+
+    def uniform_(self, a=0.0, b=1.0) -> Tensor:
+        """Fill with samples from U(a, b) in place (PyTorch's ``from``/``to``)."""
+        return _inplace.random_fill(self, "uniform_", lambda gen, shape: gen.uniform(a, b, shape))
+
+    def normal_(self, mean=0.0, std=1.0) -> Tensor:
+        """Fill with samples from N(mean, std**2) in place."""
+        return _inplace.random_fill(self, "normal_", lambda gen, shape: gen.normal(mean, std, shape))
+
+    def random_(self, low=0, high=None) -> Tensor:
+        """Fill with integers drawn uniformly from [low, high) in place (``random_(high)`` means [0, high))."""
+        if high is None:
+            if low == 0:
+                raise ValueError("random_: give an upper bound, random_(to) or random_(from, to)")
+            low, high = 0, low
+        return _inplace.random_fill(self, "random_", lambda gen, shape: gen.integers(low, high, shape))
 
     def __setitem__(self, index, value):
-        self._check_inplace("__setitem__")
-        if not (isinstance(value, (Tensor, int, float, bool, complex, np.generic)) or backend.is_array(value)):
-            raise TypeError(f"__setitem__: value must be a Tensor, an array or a number, got {type(value).__name__}")
-        index = _ops_index.unwrap_index(index)
-        self.data[index] = value.data if isinstance(value, Tensor) else value
+        _inplace.set_item(self, index, value)
 
     # -- arithmetic ----------------------------------------------------------
 
@@ -672,22 +785,39 @@ def _numeric_dtype(dtype, fn: str):
     return resolved
 
 
-def _inplace_operand(tensor, other, fn: str):
-    """The array or number to combine in place with ``tensor``, after checking that it may.
+def _ufunc_update(ufunc):
+    """An in-place update applying ``ufunc`` to the array (``out=`` itself)."""
+    return lambda data: ufunc(data, out=data)
 
-    Raises:
-        TypeError: ``other`` is not a Tensor, array or number.
-        RuntimeError: the result's dtype can't be stored in ``tensor`` (PyTorch's message).
-    """
-    data = other.data if isinstance(other, Tensor) else other
-    if not isinstance(data, _NUMBERS) and not (backend.is_array(data) and data.dtype.kind in "biufc"):
-        raise TypeError(f"{fn}: other must be a Tensor, an array or a number, got {type(other).__name__}")
-    result = np.result_type(tensor.dtype, data if isinstance(data, _NUMBERS) else data.dtype)
-    if not np.can_cast(result, tensor.dtype, "same_kind"):
+
+def _op_update(op):
+    """An in-place update computing ``op`` on the array out of place, then writing it back."""
+
+    def update(data):
+        data[...] = op(Tensor._make(data, False, None, 0)).data
+
+    return update
+
+
+def _check_assigned_grad(tensor, grad) -> None:
+    """Raise PyTorch's errors for a ``.grad`` assignment that does not fit ``tensor``."""
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(grad).__name__}")
+    if grad.shape != tensor.shape:
         raise RuntimeError(
-            f"{fn}: result type {result} can't be cast to the desired output type {tensor.dtype}"
+            f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
+            f"'{list(tensor.shape)}'. Please ensure that the gradient and the tensor are the same size"
         )
-    return data
+    if grad.dtype != tensor.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{grad.dtype}' to a tensor with dtype '{tensor.dtype}'. "
+            "Please ensure that the gradient and the tensor have the same dtype"
+        )
+    if grad.device != tensor.device:
+        raise RuntimeError(
+            f"attempting to assign a gradient on device '{grad.device}' to a tensor on device '{tensor.device}'. "
+            "Please ensure that the gradient and the tensor are on the same device"
+        )
 
 
 def _check_hook(hook, fn: str) -> None:
@@ -726,6 +856,8 @@ class _RemovableHandle:
 
 
 # Imported last: these modules build on the Tensor class defined above.
+from minigrad import inplace as _inplace  # noqa: E402
+from minigrad import views as _views  # noqa: E402
 from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
 from minigrad.ops import elementwise as _ops_ew  # noqa: E402
 from minigrad.ops import indexing as _ops_index  # noqa: E402

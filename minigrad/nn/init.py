@@ -16,6 +16,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.tensor import Tensor
+from minigrad.views import bump_version
 
 __all__ = [
     "calculate_gain", "calculate_fan_in_and_fan_out", "uniform_", "normal_", "constant_", "zeros_",
@@ -118,6 +119,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
         samples *= b - a
         samples += a
         tensor.data[...] = samples
+    bump_version(tensor)
     return tensor
 
 
@@ -138,6 +140,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
         samples *= std
         samples += mean
         tensor.data[...] = samples
+    bump_version(tensor)
     return tensor
 
 
@@ -145,6 +148,7 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill ``tensor`` with ``val`` in place; returns it (TypeError if ``tensor`` is not a Tensor)."""
     _expect_tensor(tensor, "constant_")
     tensor.data[...] = val
+    bump_version(tensor)
     return tensor
 
 

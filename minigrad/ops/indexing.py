@@ -6,7 +6,7 @@ repeated indices (``backend.scatter_add``).
 from __future__ import annotations
 
 from minigrad import backend
-from minigrad.function import FunctionNode
+from minigrad.function import FunctionNode, ViewNode
 from minigrad.tensor import Tensor
 
 
@@ -31,16 +31,23 @@ def _unwrap_one(i, device):
     return i
 
 
-def _is_advanced(index) -> bool:
+def is_advanced(index) -> bool:
+    """True when ``index`` holds an index array (integer or boolean): NumPy then copies instead of viewing."""
     items = index if isinstance(index, tuple) else (index,)
     return any(backend.is_array(i) for i in items)
 
 
-class Index(FunctionNode):
-    """a[index]"""
+class Index(ViewNode):
+    """a[index] (a view for basic indices, a copy for advanced ones)"""
 
     def __init__(self, index):
         self.index = index
+
+    def view_array(self, a):
+        return a[self.index]
+
+    def fresh(self):
+        return Index(self.index)
 
     def forward(self, a):
         self.in_shape = a.shape
@@ -59,7 +66,7 @@ class IndexScatter(FunctionNode):
 
     def forward(self, g):
         out = self.xp.zeros(self.shape, dtype=g.dtype)
-        if _is_advanced(self.index):
+        if is_advanced(self.index):
             backend.scatter_add(out, self.index, g)
         else:
             out[self.index] = g
@@ -67,6 +74,18 @@ class IndexScatter(FunctionNode):
 
     def backward(self, gg):
         return Index(self.index)(gg)
+
+
+def _as_view_index(idx):
+    """A basic index that makes NumPy return a view even when it selects one element.
+
+    ``a[0, 1]`` gives a NumPy scalar (a copy); ``a[0, 1, ...]`` gives a 0-d view,
+    which PyTorch's ``t[0, 1]`` is (``t[0, 1] += 1`` changes ``t``).
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if any(i is Ellipsis for i in items):
+        return idx
+    return items + (Ellipsis,)
 
 
 def index(a, idx):
@@ -79,6 +98,8 @@ def index(a, idx):
     xp = backend.get_array_module(a.data)
     if backend.is_array(idx) and idx.dtype == xp.bool_ and idx.shape != a.shape[: idx.ndim]:
         raise IndexError(f"boolean mask of shape {idx.shape} does not match the tensor's shape {a.shape}")
+    if not is_advanced(idx):
+        idx = _as_view_index(idx)
     try:
         return Index(idx)(a)
     except IndexError as error:

@@ -11,15 +11,21 @@ import operator
 import numpy as np
 
 from minigrad import backend
-from minigrad.function import FunctionNode
+from minigrad.function import FunctionNode, ViewNode
 from minigrad.ops._util import expect_tensor, normalize_axis, unbroadcast
 
 
-class Reshape(FunctionNode):
-    """a viewed with a new shape"""
+class Reshape(ViewNode):
+    """a viewed with a new shape (a copy when NumPy cannot view it)"""
 
     def __init__(self, shape):
         self.shape = shape
+
+    def view_array(self, a):
+        return a.reshape(self.shape)
+
+    def fresh(self):
+        return Reshape(self.shape)
 
     def forward(self, a):
         self.in_shape = a.shape
@@ -29,11 +35,17 @@ class Reshape(FunctionNode):
         return g.reshape(self.in_shape)
 
 
-class Permute(FunctionNode):
+class Permute(ViewNode):
     """a with its axes reordered"""
 
     def __init__(self, axes):
         self.axes = axes
+
+    def view_array(self, a):
+        return a.transpose(self.axes)
+
+    def fresh(self):
+        return Permute(self.axes)
 
     def forward(self, a):
         return a.transpose(self.axes)
@@ -45,11 +57,17 @@ class Permute(FunctionNode):
         return Permute(tuple(inverse))(g)
 
 
-class BroadcastTo(FunctionNode):
+class BroadcastTo(ViewNode):
     """a broadcast to a larger shape (a read-only view)"""
 
     def __init__(self, shape):
         self.shape = shape
+
+    def view_array(self, a):
+        return backend.get_array_module(a).broadcast_to(a, self.shape)
+
+    def fresh(self):
+        return BroadcastTo(self.shape)
 
     def forward(self, a):
         self.in_shape = a.shape

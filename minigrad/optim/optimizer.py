@@ -26,6 +26,7 @@ from minigrad import backend
 from minigrad.grad_mode import enable_grad, no_grad
 from minigrad.nn.module import reset_grad
 from minigrad.tensor import Tensor
+from minigrad.views import bump_version
 
 
 class _RequiredParameter:
@@ -150,6 +151,7 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 self._step_group(group, scratch)
+                _count_updates(group["params"])
         return loss
 
     def _step_group(self, group: dict, scratch: _Scratch) -> None:
@@ -350,6 +352,15 @@ def subtract_scaled_(xp, param, direction, scale, scratch) -> None:
     update = scratch.like(param, 1)
     xp.multiply(direction, scale, out=update)
     xp.subtract(param, update, out=param)
+
+
+def _count_updates(params) -> None:
+    """Bump the version of every parameter a step wrote (each one with a gradient), as PyTorch's
+    in-place updates do: a graph that saved the old value then raises in backward instead of
+    using the new one (e.g. a distributed backward still running against an RPC owner's weights)."""
+    for p in params:
+        if p._grad is not None:
+            bump_version(p)
 
 
 def check_grad(param: Tensor):

@@ -353,6 +353,108 @@ def distributed_optimizer_bad_lr(spec):
     return error
 
 
+def times_param(param_rref, x):
+    """Runs on the owner: the parameter times ``x`` (Mul saves the parameter for its backward)."""
+    return param_rref.local_value() * x
+
+
+def stale_parameter_in_distributed_backward(spec):
+    """Trainer 1's forward used the owner's weight; trainer 2 then steps it with a DistributedOptimizer;
+    trainer 1's distributed backward must fail with the version error, never use the new weight."""
+    rank, world = _start()
+    out = {}
+    weight = rpc.remote("worker0", random_tensor) if rank == 1 else None
+    weight = _share_rref(rank, weight)
+    x = mg.ones(3, 3, requires_grad=True)
+    if rank == 1:
+        context = dist_autograd.context()
+        cid = context.__enter__()
+        y = rpc.rpc_sync("worker0", times_param, args=(weight, x))
+    _polite_barrier()
+    if rank == 2:
+        with dist_autograd.context() as cid2:
+            loss = rpc.rpc_sync("worker0", times_param, args=(weight, x)).sum()
+            dist_autograd.backward(cid2, [loss])
+            DistributedOptimizer(mg.optim.SGD, [weight], lr=0.1).step(cid2)
+    _polite_barrier()
+    if rank == 1:
+        try:
+            dist_autograd.backward(cid, [y.sum()])
+            out["grads"] = {k.shape: v.tolist() for k, v in dist_autograd.get_gradients(cid).items()}
+        except RuntimeError as error:
+            out["error"] = str(error)
+        context.__exit__(None, None, None)
+    _polite_barrier()
+    rpc.shutdown()
+    return out
+
+
+def _share_rref(rank, rref):
+    """Rank 1 made ``rref``; every rank gets it (through the owner, worker0, as a fork)."""
+    if rank == 1:
+        rpc.rpc_sync("worker0", _keep_shared, args=(rref,))
+    _polite_barrier()
+    return rpc.rpc_sync("worker0", _get_shared) if rank != 0 else None
+
+
+_shared = {}
+
+
+def _keep_shared(rref):
+    _shared["rref"] = rref
+
+
+def _get_shared():
+    return _shared["rref"]
+
+
+def accumulate_into(param_rref, g):
+    """Runs in an RPC handler thread on the owner: ``p.grad += g`` (must be in place, never lose a whole add)."""
+    p = param_rref.local_value()
+    p.grad += g
+
+
+def reset_grad(param_rref):
+    p = param_rref.local_value()
+    p.grad = mg.zeros(p.shape)
+    return id(p.grad)
+
+
+def read_grad(param_rref):
+    p = param_rref.local_value()
+    return id(p.grad), p.grad.tolist()
+
+
+def make_param():
+    return mg.zeros(1000, requires_grad=True)
+
+
+def concurrent_grad_accumulation(spec):
+    """Every non-owner rank sends ``p.grad += 1`` calls concurrently; the owner's handler threads apply them."""
+    rank, world = _start()
+    out = {"lost": 0, "same_object": True}
+    param = rpc.remote("worker0", make_param) if rank == 1 else None
+    param = _share_rref(rank, param)
+    for _ in range(spec["trials"]):
+        if rank == 1:
+            grad_id = rpc.rpc_sync("worker0", reset_grad, args=(param,))
+        _polite_barrier()
+        if rank != 0:
+            futures = [rpc.rpc_async("worker0", accumulate_into, args=(param, mg.ones(1000)))
+                       for _ in range(spec["calls"])]
+            for f in futures:
+                f.wait()
+        _polite_barrier()
+        if rank == 1:
+            same_id, values = rpc.rpc_sync("worker0", read_grad, args=(param,))
+            expected = spec["calls"] * (world - 1)
+            out["lost"] += int(min(values) < expected)
+            out["same_object"] &= same_id == grad_id
+    _polite_barrier()
+    rpc.shutdown()
+    return out
+
+
 # -- nesting, concurrency, retain_graph ------------------------------------------------------------
 
 

@@ -113,3 +113,15 @@ def test_distributed_optimizer_constructor_raises_what_an_owner_raised():
 def test_distributed_optimizer_steps_remote_parameters(world_size):
     for delta in get_pool(world_size).run(programs.distributed_optimizer, {"lr": 0.05}):
         np.testing.assert_allclose(delta, np.full((3, 3), 0.05), rtol=1e-6)
+
+
+def test_optimizer_step_on_the_owner_makes_a_pending_distributed_backward_raise():
+    out = get_pool(3).run(programs.stale_parameter_in_distributed_backward, {})[1]
+    assert "error" in out, f"the backward used the stepped weight silently: {out}"
+    assert "modified by an inplace operation" in out["error"], out["error"]
+    assert "is at version 1; expected version 0" in out["error"], out["error"]
+
+
+def test_concurrent_grad_accumulation_from_rpc_threads_loses_no_update():
+    out = get_pool(3).run(programs.concurrent_grad_accumulation, {"trials": 100, "calls": 10})[1]
+    assert out == {"lost": 0, "same_object": True}
