@@ -201,10 +201,14 @@ class FunctionNode(Node):
         if inputs is not None:
             saved = inputs if len(indices) == len(inputs) else tuple(map(inputs.__getitem__, indices))
             self._saved_inputs = saved
-            self._saved_versions = [
-                (x._version_counter.value if x._version_counter is not None else 0) if type(x) is Tensor else None
-                for x in saved
-            ]
+            versions = []
+            for x in saved:
+                if isinstance(x, Tensor):  # Parameters too
+                    counter = x._version_counter
+                    versions.append(0 if counter is None else counter.value)
+                else:
+                    versions.append(None)
+            self._saved_versions = versions
 
     def retain_outputs(self, indices) -> None:
         """Keep the outputs at ``indices`` for ``backward`` (see ``saved_outputs``).
@@ -295,7 +299,8 @@ class ViewNode(FunctionNode):
 
     def __call__(self, a, *rest):
         out = FunctionNode.__call__(self, a, *rest)
-        if views.is_view_array(out.data, a.data):
+        owner = out.data.base  # views.is_view_array, inlined: every reshape and t[i] comes here
+        if owner is not None and (owner is a.data or owner is a.data.base):
             views.mark_view(out, a, self)
         return out
 

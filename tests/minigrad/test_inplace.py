@@ -59,6 +59,17 @@ def test_saved_output_overwritten_raises():
         y.sum().backward()
 
 
+def test_optimizer_step_between_forward_and_backward_raises():
+    model = nn.Linear(3, 2)
+    optimizer = mg.optim.SGD(model.parameters(), lr=0.1)
+    x = mg.randn(4, 3, requires_grad=True)
+    out = model(x)
+    model(x).sum().backward()
+    optimizer.step()  # writes the weight that ``out``'s graph saved
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
 def test_custom_function_saved_tensor_overwritten_raises():
     class Cube(mg.autograd.Function):
         @staticmethod
