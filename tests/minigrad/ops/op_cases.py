@@ -59,3 +59,14 @@ def case(op, fn, shapes, **kwargs) -> OpCase:
     c = OpCase(op=op, fn=fn, shapes=shapes, **kwargs)
     CASES.append(c)
     return c
+
+
+def load_all_cases() -> None:
+    """Import every ``cases_*.py`` module beside this one (each appends its cases to ``CASES``)."""
+    import importlib  # noqa: PLC0415
+    import pkgutil  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.name.startswith("cases_"):
+            importlib.import_module(f"{__package__}.{info.name}")

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from tests.minigrad.ops import cases_core, cases_nn  # noqa: F401  (they fill CASES)
-from tests.minigrad.ops.op_cases import CASES
+from tests.minigrad.ops.op_cases import CASES, load_all_cases
 
+load_all_cases()  # every cases_*.py module appends its cases to CASES
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.label)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

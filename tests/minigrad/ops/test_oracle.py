@@ -27,14 +27,15 @@ from hypothesis.extra import numpy as hnp
 import minigrad as mg
 import minigrad.nn.functional as mg_F
 from minigrad import backend
-from tests.minigrad.ops import cases_core, cases_nn  # noqa: F401  (they fill CASES)
-from tests.minigrad.ops.op_cases import CASES
+from tests.minigrad.ops.op_cases import CASES, load_all_cases
 
 FORWARD_RTOL = 1e-10
 GRAD_RTOL = 1e-8
 # Absolute slack for entries that cancel to about zero (x - mean(x), second-order terms):
 # a few thousand ulps of the array's own scale, so a true zero computed as 1e-13 passes.
 ATOL = 1e-11
+
+load_all_cases()  # every cases_*.py module appends its cases to CASES
 
 SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
