@@ -1,7 +1,11 @@
-"""Optimizers (``mg.optim``), mirroring ``torch.optim``: ``SGD``, ``Adam``, ``AdamW``."""
+"""Optimizers (``mg.optim``), as ``torch.optim``: SGD, Adam, AdamW, RMSprop, Adadelta, Adagrad, ``lr_scheduler``."""
 
+from minigrad.optim import lr_scheduler
+from minigrad.optim.adadelta import Adadelta
+from minigrad.optim.adagrad import Adagrad
 from minigrad.optim.adam import Adam, AdamW
 from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.rmsprop import RMSprop
 from minigrad.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adadelta", "Adagrad", "lr_scheduler"]
