@@ -58,6 +58,8 @@ from minigrad.functions import (
 from minigrad import autograd, engine, ops
 from minigrad import nn, optim
 from minigrad.serialization import load, save
+from minigrad.generator import Generator
+from minigrad import utils
 
 __version__ = "0.1.0"
 
@@ -68,4 +70,5 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "set_grad_enabled", "abs", "cat", "clamp", "exp", "log",
     "matmul", "max", "mean", "min", "relu", "sigmoid", "sqrt", "stack", "sum", "tanh", "where",
     "autograd", "engine", "ops", "nn", "optim", "save", "load",
+    "Generator", "utils",
 ]

@@ -226,7 +226,7 @@ def manual_seed(seed: int) -> None:
     """Seed the random generators of every device (like ``torch.manual_seed``).
 
     As in PyTorch, ``seed`` may lie in [-2**63, 2**64 - 1]; a negative seed
-    is remapped to ``2**64 - 1 + seed``.
+    is remapped to ``2**64 + seed`` (its two's-complement value).
 
     Raises:
         TypeError: ``seed`` is not an int.
@@ -237,7 +237,7 @@ def manual_seed(seed: int) -> None:
     seed = int(seed)
     if not -(2**63) <= seed < 2**64:
         raise ValueError(f"manual_seed: seed must be in [-2**63, 2**64 - 1], got {seed}")
-    _seeding[0] = seed if seed >= 0 else 2**64 - 1 + seed
+    _seeding[0] = seed if seed >= 0 else 2**64 + seed
     _seeding[1] += 1
 
 
