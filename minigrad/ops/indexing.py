@@ -5,6 +5,8 @@ repeated indices (``backend.scatter_add``).
 
 from __future__ import annotations
 
+import numpy as np
+
 from minigrad import backend
 from minigrad.function import FunctionNode, ViewNode
 from minigrad.tensor import Tensor
@@ -76,31 +78,55 @@ class IndexScatter(FunctionNode):
         return Index(self.index)(gg)
 
 
-def _as_view_index(idx):
-    """A basic index that makes NumPy return a view even when it selects one element.
+# Index items NumPy answers with a view: the common case, handled without unwrapping anything.
+_BASIC_ITEMS = (int, slice, type(None), type(Ellipsis))
+
+
+def _basic_view_index(idx):
+    """``idx`` as a basic index that makes NumPy return a view, or None when it is not basic.
 
     ``a[0, 1]`` gives a NumPy scalar (a copy); ``a[0, 1, ...]`` gives a 0-d view,
     which PyTorch's ``t[0, 1]`` is (``t[0, 1] += 1`` changes ``t``).
     """
-    items = idx if isinstance(idx, tuple) else (idx,)
-    if any(i is Ellipsis for i in items):
-        return idx
-    return items + (Ellipsis,)
+    kind = type(idx)
+    if kind is int or kind is slice:
+        return (idx, Ellipsis)
+    if kind is not tuple:
+        return None
+    has_ellipsis = False
+    for item in idx:
+        item_kind = type(item)
+        if item_kind not in _BASIC_ITEMS:
+            return None
+        if item is Ellipsis:
+            has_ellipsis = True
+    return idx if has_ellipsis else idx + (Ellipsis,)
 
 
 def index(a, idx):
-    """``a[idx]``: differentiable basic and advanced indexing.
+    """``a[idx]``: differentiable basic and advanced indexing (basic indices give views).
 
     Raises:
-        IndexError: the index is out of range (names the shape).
+        IndexError: the index is out of range (names the shape), or a boolean
+            mask does not match the tensor's shape.
     """
-    idx = unwrap_index(idx, a.device)
-    xp = backend.get_array_module(a.data)
-    if backend.is_array(idx) and idx.dtype == xp.bool_ and idx.shape != a.shape[: idx.ndim]:
-        raise IndexError(f"boolean mask of shape {idx.shape} does not match the tensor's shape {a.shape}")
-    if not is_advanced(idx):
-        idx = _as_view_index(idx)
+    view_index = _basic_view_index(idx)
+    if view_index is None:
+        idx = unwrap_index(idx, a.device)
+        xp = backend.get_array_module(a.data)
+        if backend.is_array(idx) and idx.dtype == xp.bool_ and idx.shape != a.shape[: idx.ndim]:
+            raise IndexError(f"boolean mask of shape {idx.shape} does not match the tensor's shape {a.shape}")
+        view_index = idx if is_advanced(idx) else _basic_view_index(_plain(idx))
+        if view_index is None:
+            view_index = idx
     try:
-        return Index(idx)(a)
+        return Index(view_index)(a)
     except IndexError as error:
         raise IndexError(f"index {idx!r} is invalid for a tensor of shape {a.shape}: {error}") from None
+
+
+def _plain(idx):
+    """NumPy integers in a basic index as Python ints (so ``_basic_view_index`` recognizes them)."""
+    if isinstance(idx, tuple):
+        return tuple(int(i) if isinstance(i, np.integer) else i for i in idx)
+    return int(idx) if isinstance(idx, np.integer) else idx
