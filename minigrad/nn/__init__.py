@@ -6,6 +6,7 @@ are built on ``minigrad.nn.functional`` (``import minigrad.nn.functional as F``)
 """
 
 from minigrad.nn import functional, init
+from minigrad.nn.attention import MultiheadAttention
 from minigrad.nn.layers import (
     GELU,
     Conv2d,
@@ -24,9 +25,13 @@ from minigrad.nn.layers import (
 from minigrad.nn.loss import CrossEntropyLoss, MSELoss, NLLLoss
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
+from minigrad.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from minigrad.nn.transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "Module", "Parameter", "functional", "init", "Identity", "Linear", "Conv2d", "Embedding", "LayerNorm",
     "Dropout", "ReLU", "Tanh", "GELU", "Sigmoid", "Flatten", "Sequential", "ModuleList", "MSELoss",
     "CrossEntropyLoss", "NLLLoss",
+    "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "MultiheadAttention",
+    "TransformerEncoderLayer", "TransformerEncoder",
 ]

@@ -677,3 +677,5 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
                 f"(weight shape {weight.shape})"
             )
     return ops.Embedding(indices, padding_idx)(weight)
+
+from minigrad.nn.attention import scaled_dot_product_attention  # noqa: E402, F401  (attention builds on F)
