@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import backend
+from minigrad.promotion import get_default_dtype
 from minigrad.tensor import Tensor
 
 float16 = np.float16
@@ -19,8 +20,6 @@ int32 = np.int32
 int64 = np.int64
 bool_ = np.bool_
 long = np.int64
-
-_DEFAULT_FLOAT = np.float32
 
 
 def _resolve_dtype(dtype):
@@ -69,7 +68,7 @@ def tensor(data, requires_grad=False, dtype=None, device="cpu") -> Tensor:
     else:
         array = np.array(data, dtype=dtype)
         if dtype is None and array.dtype == np.float64 and not isinstance(data, np.generic):
-            array = array.astype(_DEFAULT_FLOAT)
+            array = array.astype(get_default_dtype())
     if array.dtype.kind not in "biufc":
         raise TypeError(
             f"tensor: cannot make a numeric tensor from {type(data).__name__} data of dtype {array.dtype}"
@@ -86,9 +85,23 @@ def as_tensor(data, dtype=None, device="cpu") -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
+def from_numpy(array) -> Tensor:
+    """A tensor sharing ``array``'s memory (writes through either are seen by both), as ``torch.from_numpy``.
+
+    Raises:
+        TypeError: ``array`` is not a NumPy array, or its dtype is not numeric.
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray, got {type(array).__name__}")
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"from_numpy: can't convert an array of dtype {array.dtype}; only numeric and bool "
+                        "arrays are supported")
+    return Tensor(array)
+
+
 def _filled(fn, size, dtype, device, requires_grad, fill):
     device = backend.normalize_device(device)
-    dtype = _resolve_dtype(dtype) or np.dtype(_DEFAULT_FLOAT)
+    dtype = _resolve_dtype(dtype) or get_default_dtype()
     xp = backend.module_for_device(device)
     with backend.device_context(device):
         data = fill(xp, _shape(size, fn), dtype)
@@ -146,7 +159,7 @@ def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
 def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Standard normal samples of shape ``size`` (float32 by default)."""
     device = backend.normalize_device(device)
-    dtype = _resolve_dtype(dtype) or np.dtype(_DEFAULT_FLOAT)
+    dtype = _resolve_dtype(dtype) or get_default_dtype()
     _check_float(dtype, "randn")
     data = backend.generator(device).standard_normal(_shape(size, "randn"), dtype=dtype)
     return Tensor(data, requires_grad=requires_grad)
@@ -155,7 +168,7 @@ def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
 def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1) of shape ``size`` (float32 by default)."""
     device = backend.normalize_device(device)
-    dtype = _resolve_dtype(dtype) or np.dtype(_DEFAULT_FLOAT)
+    dtype = _resolve_dtype(dtype) or get_default_dtype()
     _check_float(dtype, "rand")
     data = backend.generator(device).random(_shape(size, "rand"), dtype=dtype)
     return Tensor(data, requires_grad=requires_grad)
@@ -204,7 +217,7 @@ def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=Fals
                          f"(start={start}, end={end}, step={step})")
     if dtype is None:
         all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-        dtype = np.int64 if all_int else _DEFAULT_FLOAT
+        dtype = np.int64 if all_int else get_default_dtype()
     device = backend.normalize_device(device)
     xp = backend.module_for_device(device)
     with backend.device_context(device):
@@ -229,7 +242,7 @@ def linspace(start, end, steps, dtype=None, device="cpu") -> Tensor:
     device = backend.normalize_device(device)
     xp = backend.module_for_device(device)
     with backend.device_context(device):
-        data = xp.linspace(start, end, steps, dtype=_resolve_dtype(dtype) or _DEFAULT_FLOAT)
+        data = xp.linspace(start, end, steps, dtype=_resolve_dtype(dtype) or get_default_dtype())
     return Tensor(data)
 
 

@@ -134,6 +134,8 @@ class FunctionNode(Node):
             else:
                 if type(x) is not _ndarray and type(x) is not float and type(x) is not int:
                     numpy_only = False
+                    if isinstance(x, _numpy.generic):
+                        x = x.item()  # a NumPy scalar operand is a Python number for type promotion
                 arrays.append(x)
         self.xp = _numpy if numpy_only else backend.get_array_module(*arrays)
         record = requires_grad and _grad_state.enabled

@@ -36,6 +36,7 @@ import numpy as np
 
 from minigrad import backend, views
 from minigrad.function import FunctionNode
+from minigrad.function import _sequence as _node_sequence
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.tensor import Tensor
 
@@ -47,7 +48,7 @@ OVERLAP_MESSAGE = (
 )
 
 
-def apply_inplace(tensor, fn, update, compute, operands=(), keeps_old=False):
+def apply_inplace(tensor, fn, update, compute, operands=()):
     """Write a new value into ``tensor``'s memory, recording it for autograd when needed.
 
     Args:
@@ -57,9 +58,10 @@ def apply_inplace(tensor, fn, update, compute, operands=(), keeps_old=False):
         compute: ``compute(old) -> Tensor``, the new value out of place from
             the Tensor ``old`` (recorded ops); same shape as ``tensor``.
         operands: the other Tensors the new value depends on.
-        keeps_old: ``compute``'s op saves ``old`` for its backward (``mul_``,
-            ``div_``): ``old`` then gets its own copy of the memory, since the
-            write overwrites it (PyTorch saves the original the same way).
+
+    When an op recorded by ``compute`` saved ``old`` for its backward
+    (``mul_``, ``div_``, ``sin_``), ``old`` gets its own copy of the memory
+    before the write overwrites it, as PyTorch saves the original self.
 
     Returns:
         ``tensor``.
@@ -75,9 +77,9 @@ def apply_inplace(tensor, fn, update, compute, operands=(), keeps_old=False):
     if not (grad_mode and (tensor.requires_grad or _any_requires_grad(operands))):
         _write(tensor, update)
     elif tensor._view is None:
-        _record_on_tensor(tensor, compute, keeps_old, fn)
+        _record_on_tensor(tensor, compute, fn)
     else:
-        _record_on_view(tensor, compute, keeps_old, fn)
+        _record_on_view(tensor, compute, fn)
     return tensor
 
 
@@ -117,14 +119,18 @@ def _alias(tensor) -> Tensor:
     return Tensor._make(tensor.data, tensor.requires_grad, tensor.grad_fn, tensor._output_nr)
 
 
-def _new_value(tensor, old, compute, keeps_old, fn) -> Tensor:
-    """``compute(old)``, checked to fit ``tensor`` and cast to its dtype (recorded)."""
-    if keeps_old:
-        old.data = old.data.copy()
+def _new_value(tensor, old, compute, fn) -> Tensor:
+    """``compute(old)``, checked to fit ``tensor`` and cast to its dtype (recorded).
+
+    ``old`` gets a private copy of its memory when a node recorded here saved it.
+    """
+    first = next(_node_sequence)
     new = compute(old)
+    if _saves(new, old, first):
+        old.data = old.data.copy()
     if new.shape != tensor.shape:
         raise RuntimeError(
-            f"output with shape {list(tensor.shape)} doesn't match the broadcast shape {list(new.shape)}"
+            f"{fn}: output with shape {list(tensor.shape)} doesn't match the broadcast shape {list(new.shape)}"
         )
     if new.dtype != tensor.dtype:
         check_castable(new.dtype, tensor.dtype, fn)
@@ -132,10 +138,24 @@ def _new_value(tensor, old, compute, keeps_old, fn) -> Tensor:
     return new
 
 
-def _record_on_tensor(tensor, compute, keeps_old, fn) -> None:
+def _saves(new, old, first) -> bool:
+    """Whether a node recorded after sequence number ``first`` on the way to ``new`` saved ``old``."""
+    stack = [new.grad_fn]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, FunctionNode) or -node.priority <= first:
+            continue
+        saved = node._saved_inputs
+        if saved is not None and any(x is old for x in saved):
+            return True
+        stack.extend(edge[0] for edge in node.next_edges if edge is not None)
+    return False
+
+
+def _record_on_tensor(tensor, compute, fn) -> None:
     if not tensor.data.flags.writeable:
         raise RuntimeError(OVERLAP_MESSAGE)
-    new = _new_value(tensor, _alias(tensor), compute, keeps_old, fn)
+    new = _new_value(tensor, _alias(tensor), compute, fn)
     tensor.data[...] = new.data
     views.bump_version(tensor)
     tensor.grad_fn = new.grad_fn
@@ -152,14 +172,14 @@ def _save_result_in_place(new, tensor) -> None:
         node.rebind_saved_output(new._output_nr, tensor)
 
 
-def _record_on_view(tensor, compute, keeps_old, fn) -> None:
+def _record_on_view(tensor, compute, fn) -> None:
     if not tensor.data.flags.writeable:
         raise RuntimeError(OVERLAP_MESSAGE)
     info = tensor._view
     base = info.base
     old_base = _alias(base)
     old_view = info.replay(old_base)
-    new_view = _new_value(tensor, old_view, compute, keeps_old, fn)
+    new_view = _new_value(tensor, old_view, compute, fn)
     rebased = CopySlices(info, base.data)(old_base, new_view)  # writes the region into base.data
     views.bump_version(base)
     base.grad_fn = rebased.grad_fn
@@ -308,7 +328,7 @@ def operand(tensor, other, fn: str):
 _NUMBERS = (int, float, complex, np.number, np.bool_)
 
 
-def binary(tensor, other, fn: str, ufunc, op, keeps_old=False):
+def binary(tensor, other, fn: str, ufunc, op):
     """``tensor <op>= other`` in place: ``ufunc(data, other, out=data)``; recorded as ``op(old, other)``."""
     other_data = operand(tensor, other, fn)
 
@@ -326,7 +346,7 @@ def binary(tensor, other, fn: str, ufunc, op, keeps_old=False):
             raise RuntimeError(_broadcast_message(tensor, other_data, fn))
         return op()(old, other)
 
-    return apply_inplace(tensor, fn, update, compute, (other,), keeps_old)
+    return apply_inplace(tensor, fn, update, compute, (other,))
 
 
 def _fits(tensor, other_data) -> bool:
@@ -346,9 +366,9 @@ def _broadcast_message(tensor, other_data, fn: str) -> str:
     return f"{fn}: output with shape {list(tensor.shape)} doesn't match the broadcast shape {broadcast}"
 
 
-def unary(tensor, fn: str, update, op, keeps_old=False):
+def unary(tensor, fn: str, update, op):
     """``tensor = op(tensor)`` in place: ``update(data)`` writes it; recorded as ``op(old)``."""
-    return apply_inplace(tensor, fn, update, op, (), keeps_old)
+    return apply_inplace(tensor, fn, update, op, ())
 
 
 def copy_from(tensor, src, fn: str = "copy_"):

@@ -447,15 +447,15 @@ class Tensor:
 
     def mul_(self, other) -> Tensor:
         """``self *= other`` in place."""
-        return _inplace.binary(self, other, "mul_", np.multiply, _ops_ew.Mul, keeps_old=True)
+        return _inplace.binary(self, other, "mul_", np.multiply, _ops_ew.Mul)
 
     def div_(self, other) -> Tensor:
         """``self /= other`` in place (true division: an integer tensor raises, as in PyTorch)."""
-        return _inplace.binary(self, other, "div_", np.true_divide, _ops_ew.Div, keeps_old=True)
+        return _inplace.binary(self, other, "div_", np.true_divide, _ops_ew.Div)
 
     def pow_(self, exponent) -> Tensor:
         """``self **= exponent`` in place."""
-        return _inplace.binary(self, exponent, "pow_", np.power, _ops_ew.Pow, keeps_old=True)
+        return _inplace.binary(self, exponent, "pow_", np.power, _ops_ew.Pow)
 
     __iadd__ = add_
     __isub__ = sub_
@@ -477,7 +477,7 @@ class Tensor:
 
     def log_(self) -> Tensor:
         """``self = log(self)`` in place."""
-        return _inplace.unary(self, "log_", _ufunc_update(np.log), Tensor.log, keeps_old=True)
+        return _inplace.unary(self, "log_", _ufunc_update(np.log), Tensor.log)
 
     def sqrt_(self) -> Tensor:
         """``self = sqrt(self)`` in place."""
@@ -534,7 +534,7 @@ class Tensor:
             backend.get_array_module(data).copyto(data, value_data, where=mask_data)
 
         return _inplace.apply_inplace(
-            self, "masked_fill_", update, lambda old: _ops_ew.where(mask, value, old), (value,)
+            self, "masked_fill_", update, lambda old: _ops_ew.masked_fill(old, mask, value), (value,)
         )
 
     def index_add_(self, dim, index, source, alpha=1) -> Tensor:
@@ -766,8 +766,539 @@ class Tensor:
         return _ops_shape.expand(self, shape)
 
     def masked_fill(self, mask, value):
-        """Elements where ``mask`` is true replaced by ``value``."""
-        return _ops_ew.where(mask, value, self)
+        """Elements where ``mask`` is true replaced by ``value`` (converted to this dtype, as in PyTorch)."""
+        return _ops_ew.masked_fill(self, mask, value)
+
+    # =====================================================================================
+    # The ops of PyTorch's tutorials: elementwise math, comparisons, sorting, scans,
+    # gather/scatter and structure (minigrad/ops/math.py, sorting.py, scan.py, gather.py,
+    # structure.py). Each method forwards to its op or public function there.
+    # =====================================================================================
+
+    # -- elementwise math (ops/math.py) ---------------------------------------------------
+
+    def sin(self):
+        """Elementwise sine (integer tensors give the default float dtype)."""
+        return _ops_math.Sin()(self)
+
+    def cos(self):
+        """Elementwise cosine."""
+        return _ops_math.Cos()(self)
+
+    def tan(self):
+        """Elementwise tangent."""
+        return _ops_math.Tan()(self)
+
+    def asin(self):
+        """Elementwise arcsine (NaN outside [-1, 1])."""
+        return _ops_math.Asin()(self)
+
+    def acos(self):
+        """Elementwise arccosine (NaN outside [-1, 1])."""
+        return _ops_math.Acos()(self)
+
+    def atan(self):
+        """Elementwise arctangent."""
+        return _ops_math.Atan()(self)
+
+    arcsin = asin
+    arccos = acos
+    arctan = atan
+
+    def sinh(self):
+        """Elementwise hyperbolic sine."""
+        return _ops_math.Sinh()(self)
+
+    def cosh(self):
+        """Elementwise hyperbolic cosine."""
+        return _ops_math.Cosh()(self)
+
+    def asinh(self):
+        """Elementwise inverse hyperbolic sine."""
+        return _ops_math.Asinh()(self)
+
+    def acosh(self):
+        """Elementwise inverse hyperbolic cosine (NaN below 1)."""
+        return _ops_math.Acosh()(self)
+
+    def atanh(self):
+        """Elementwise inverse hyperbolic tangent (NaN outside [-1, 1])."""
+        return _ops_math.Atanh()(self)
+
+    arcsinh = asinh
+    arccosh = acosh
+    arctanh = atanh
+
+    def exp2(self):
+        """Elementwise 2**x."""
+        return _ops_math.Exp2()(self)
+
+    def expm1(self):
+        """Elementwise e**x - 1 (accurate near 0)."""
+        return _ops_math.Expm1()(self)
+
+    def log2(self):
+        """Elementwise base-2 logarithm."""
+        return _ops_math.Log2()(self)
+
+    def log10(self):
+        """Elementwise base-10 logarithm."""
+        return _ops_math.Log10()(self)
+
+    def log1p(self):
+        """Elementwise log(1 + x) (accurate near 0)."""
+        return _ops_math.Log1p()(self)
+
+    def rsqrt(self):
+        """Elementwise 1 / sqrt(x) (inf at 0, NaN below)."""
+        return _ops_math.Rsqrt()(self)
+
+    def reciprocal(self):
+        """Elementwise 1 / x (integer tensors give the default float dtype)."""
+        return _ops_math.Reciprocal()(self)
+
+    def square(self):
+        """Elementwise x * x (integer tensors stay integer; bool gives int64)."""
+        return _ops_math.Square()(self)
+
+    def erf(self):
+        """Elementwise error function."""
+        return _ops_math.Erf()(self)
+
+    def erfinv(self):
+        """Elementwise inverse error function (+-inf at +-1, NaN outside [-1, 1])."""
+        return _ops_math.Erfinv()(self)
+
+    def sign(self):
+        """Elementwise -1, 0 or 1 (0 for NaN; gradient zero, as in PyTorch)."""
+        return _ops_math.Sign()(self)
+
+    def floor(self):
+        """Elementwise largest integer <= x (gradient zero). Raises NotImplementedError for bool tensors."""
+        return _ops_math.Floor()(self)
+
+    def ceil(self):
+        """Elementwise smallest integer >= x (gradient zero). Raises NotImplementedError for bool tensors."""
+        return _ops_math.Ceil()(self)
+
+    def trunc(self):
+        """Elementwise x rounded toward zero (gradient zero). Raises NotImplementedError for bool tensors."""
+        return _ops_math.Trunc()(self)
+
+    fix = trunc
+
+    def round(self, decimals=None):
+        """Elementwise rounding half to even, to ``decimals`` places (gradient zero); see ``mg.round``."""
+        return _ops_math.round(self, decimals)
+
+    def maximum(self, other):
+        """Elementwise maximum with the Tensor ``other`` (ties split the gradient); see ``mg.maximum``."""
+        return _ops_math.maximum(self, other)
+
+    def minimum(self, other):
+        """Elementwise minimum with the Tensor ``other`` (ties split the gradient); see ``mg.minimum``."""
+        return _ops_math.minimum(self, other)
+
+    def atan2(self, other):
+        """Elementwise arctan(self / other) in the right quadrant; ``other`` is a Tensor."""
+        return _ops_math.atan2(self, other)
+
+    arctan2 = atan2
+
+    def remainder(self, other):
+        """Elementwise ``self % other`` with Python's sign rule; ``other`` may be a number."""
+        return _ops_math.remainder(self, other)
+
+    def fmod(self, other):
+        """Elementwise C ``fmod`` (the sign of ``self``); ``other`` may be a number."""
+        return _ops_math.fmod(self, other)
+
+    def floor_divide(self, other):
+        """Elementwise ``self // other``; not differentiable (backward raises, as in PyTorch)."""
+        return _ops_math.floor_divide(self, other)
+
+    def __mod__(self, other):
+        return _ops_math.Remainder()(self, other)
+
+    def __rmod__(self, other):
+        return _ops_math.Remainder()(other, self)
+
+    def __floordiv__(self, other):
+        return _ops_math.FloorDivide()(self, other)
+
+    def __rfloordiv__(self, other):
+        return _ops_math.FloorDivide()(other, self)
+
+    def remainder_(self, other) -> Tensor:
+        """``self %= other`` in place.
+
+        Raises:
+            RuntimeError: the result dtype does not fit (a float ``other`` into an
+                integer tensor), or integer division by zero.
+        """
+        return _inplace.binary(self, other, "remainder_", _ops_math.remainder_ufunc, _ops_math.Remainder)
+
+    def fmod_(self, other) -> Tensor:
+        """``self = fmod(self, other)`` in place (errors as ``remainder_``)."""
+        return _inplace.binary(self, other, "fmod_", _ops_math.fmod_ufunc, _ops_math.Fmod)
+
+    def floor_divide_(self, other) -> Tensor:
+        """``self //= other`` in place (errors as ``remainder_``; the backward raises, as in PyTorch)."""
+        return _inplace.binary(self, other, "floor_divide_", _ops_math.floor_divide_ufunc, _ops_math.FloorDivide)
+
+    __imod__ = remainder_
+    __ifloordiv__ = floor_divide_
+
+    # In-place forms of the one-input functions. Each raises PyTorch's RuntimeError when the
+    # result's dtype cannot be stored in this tensor (``sin_`` of an integer tensor).
+
+    def sin_(self) -> Tensor:
+        """``self = sin(self)`` in place."""
+        return _inplace.unary(self, "sin_", _result_update(Tensor.sin, "sin_"), Tensor.sin)
+
+    def cos_(self) -> Tensor:
+        """``self = cos(self)`` in place."""
+        return _inplace.unary(self, "cos_", _result_update(Tensor.cos, "cos_"), Tensor.cos)
+
+    def tan_(self) -> Tensor:
+        """``self = tan(self)`` in place."""
+        return _inplace.unary(self, "tan_", _result_update(Tensor.tan, "tan_"), Tensor.tan)
+
+    def asin_(self) -> Tensor:
+        """``self = asin(self)`` in place."""
+        return _inplace.unary(self, "asin_", _result_update(Tensor.asin, "asin_"), Tensor.asin)
+
+    def acos_(self) -> Tensor:
+        """``self = acos(self)`` in place."""
+        return _inplace.unary(self, "acos_", _result_update(Tensor.acos, "acos_"), Tensor.acos)
+
+    def atan_(self) -> Tensor:
+        """``self = atan(self)`` in place."""
+        return _inplace.unary(self, "atan_", _result_update(Tensor.atan, "atan_"), Tensor.atan)
+
+    def sinh_(self) -> Tensor:
+        """``self = sinh(self)`` in place."""
+        return _inplace.unary(self, "sinh_", _result_update(Tensor.sinh, "sinh_"), Tensor.sinh)
+
+    def cosh_(self) -> Tensor:
+        """``self = cosh(self)`` in place."""
+        return _inplace.unary(self, "cosh_", _result_update(Tensor.cosh, "cosh_"), Tensor.cosh)
+
+    def exp2_(self) -> Tensor:
+        """``self = 2**self`` in place."""
+        return _inplace.unary(self, "exp2_", _result_update(Tensor.exp2, "exp2_"), Tensor.exp2)
+
+    def expm1_(self) -> Tensor:
+        """``self = exp(self) - 1`` in place."""
+        return _inplace.unary(self, "expm1_", _result_update(Tensor.expm1, "expm1_"), Tensor.expm1)
+
+    def log2_(self) -> Tensor:
+        """``self = log2(self)`` in place."""
+        return _inplace.unary(self, "log2_", _result_update(Tensor.log2, "log2_"), Tensor.log2)
+
+    def log10_(self) -> Tensor:
+        """``self = log10(self)`` in place."""
+        return _inplace.unary(self, "log10_", _result_update(Tensor.log10, "log10_"), Tensor.log10)
+
+    def log1p_(self) -> Tensor:
+        """``self = log(1 + self)`` in place."""
+        return _inplace.unary(self, "log1p_", _result_update(Tensor.log1p, "log1p_"), Tensor.log1p)
+
+    def rsqrt_(self) -> Tensor:
+        """``self = 1 / sqrt(self)`` in place."""
+        return _inplace.unary(self, "rsqrt_", _result_update(Tensor.rsqrt, "rsqrt_"), Tensor.rsqrt)
+
+    def reciprocal_(self) -> Tensor:
+        """``self = 1 / self`` in place."""
+        return _inplace.unary(self, "reciprocal_", _result_update(Tensor.reciprocal, "reciprocal_"),
+                              Tensor.reciprocal)
+
+    def square_(self) -> Tensor:
+        """``self = self * self`` in place."""
+        return _inplace.unary(self, "square_", _result_update(Tensor.square, "square_"), Tensor.square)
+
+    def erf_(self) -> Tensor:
+        """``self = erf(self)`` in place."""
+        return _inplace.unary(self, "erf_", _result_update(Tensor.erf, "erf_"), Tensor.erf)
+
+    def erfinv_(self) -> Tensor:
+        """``self = erfinv(self)`` in place."""
+        return _inplace.unary(self, "erfinv_", _result_update(Tensor.erfinv, "erfinv_"), Tensor.erfinv)
+
+    def sign_(self) -> Tensor:
+        """``self = sign(self)`` in place."""
+        return _inplace.unary(self, "sign_", _result_update(Tensor.sign, "sign_"), Tensor.sign)
+
+    def floor_(self) -> Tensor:
+        """``self = floor(self)`` in place."""
+        return _inplace.unary(self, "floor_", _result_update(Tensor.floor, "floor_"), Tensor.floor)
+
+    def ceil_(self) -> Tensor:
+        """``self = ceil(self)`` in place."""
+        return _inplace.unary(self, "ceil_", _result_update(Tensor.ceil, "ceil_"), Tensor.ceil)
+
+    def trunc_(self) -> Tensor:
+        """``self = trunc(self)`` in place."""
+        return _inplace.unary(self, "trunc_", _result_update(Tensor.trunc, "trunc_"), Tensor.trunc)
+
+    def round_(self, decimals=None) -> Tensor:
+        """``self = round(self, decimals)`` in place."""
+
+        def rounded(t):
+            return t.round(decimals)
+
+        return _inplace.unary(self, "round_", _result_update(rounded, "round_"), rounded)
+
+    # -- comparisons, logical and bitwise ops (ops/math.py; they record nothing) ----------------
+
+    def eq(self, other):
+        """Elementwise ``self == other`` (a Tensor or a number), a bool tensor."""
+        return _ops_math.eq(self, other)
+
+    def ne(self, other):
+        """Elementwise ``self != other``, a bool tensor."""
+        return _ops_math.ne(self, other)
+
+    def lt(self, other):
+        """Elementwise ``self < other``, a bool tensor."""
+        return _ops_math.lt(self, other)
+
+    def le(self, other):
+        """Elementwise ``self <= other``, a bool tensor."""
+        return _ops_math.le(self, other)
+
+    def gt(self, other):
+        """Elementwise ``self > other``, a bool tensor."""
+        return _ops_math.gt(self, other)
+
+    def ge(self, other):
+        """Elementwise ``self >= other``, a bool tensor."""
+        return _ops_math.ge(self, other)
+
+    not_equal = ne
+    less = lt
+    less_equal = le
+    greater = gt
+    greater_equal = ge
+
+    def equal(self, other) -> bool:
+        """True when ``other`` has this shape and equal elements; see ``mg.equal``."""
+        return _ops_math.equal(self, other)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """Elementwise closeness to the Tensor ``other``, a bool tensor; see ``mg.isclose``."""
+        return _ops_math.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        """True when every element is close to ``other``'s; see ``mg.isclose``."""
+        return _ops_math.allclose(self, other, rtol, atol, equal_nan)
+
+    def isnan(self):
+        """A bool tensor, True where this one is NaN."""
+        return _ops_math.isnan(self)
+
+    def isinf(self):
+        """A bool tensor, True where this one is +-inf."""
+        return _ops_math.isinf(self)
+
+    def isfinite(self):
+        """A bool tensor, True where this one is neither NaN nor infinite."""
+        return _ops_math.isfinite(self)
+
+    def logical_and(self, other):
+        """Elementwise ``self and other`` of truth values (``other`` a Tensor), a bool tensor."""
+        return _ops_math.logical_and(self, other)
+
+    def logical_or(self, other):
+        """Elementwise ``self or other`` of truth values, a bool tensor."""
+        return _ops_math.logical_or(self, other)
+
+    def logical_xor(self, other):
+        """Elementwise exclusive or of truth values, a bool tensor."""
+        return _ops_math.logical_xor(self, other)
+
+    def logical_not(self):
+        """Elementwise ``not self`` of truth values, a bool tensor."""
+        return _ops_math.logical_not(self)
+
+    def bitwise_and(self, other):
+        """Elementwise ``self & other`` for integer and bool tensors (NotImplementedError for floats)."""
+        return _ops_math.bitwise_and(self, other)
+
+    def bitwise_or(self, other):
+        """Elementwise ``self | other`` for integer and bool tensors."""
+        return _ops_math.bitwise_or(self, other)
+
+    def bitwise_xor(self, other):
+        """Elementwise ``self ^ other`` for integer and bool tensors."""
+        return _ops_math.bitwise_xor(self, other)
+
+    def bitwise_not(self):
+        """Elementwise ``~self`` for integer and bool tensors."""
+        return _ops_math.bitwise_not(self)
+
+    def __and__(self, other):
+        return _ops_math.BitwiseAnd()(self, other)
+
+    def __rand__(self, other):
+        return _ops_math.BitwiseAnd()(other, self)
+
+    def __or__(self, other):
+        return _ops_math.BitwiseOr()(self, other)
+
+    def __ror__(self, other):
+        return _ops_math.BitwiseOr()(other, self)
+
+    def __xor__(self, other):
+        return _ops_math.BitwiseXor()(self, other)
+
+    def __rxor__(self, other):
+        return _ops_math.BitwiseXor()(other, self)
+
+    def __invert__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError("~ (operator.invert) is only defined for integer and bool tensors, got "
+                            f"{self.dtype}")
+        return _ops_math.bitwise_not(self)
+
+    def bitwise_and_(self, other) -> Tensor:
+        """``self &= other`` in place (RuntimeError when the result dtype does not fit, as ``bool &= int``)."""
+        return _inplace.binary(self, other, "bitwise_and_", _ops_math.bitwise_and_ufunc, _ops_math.BitwiseAnd)
+
+    def bitwise_or_(self, other) -> Tensor:
+        """``self |= other`` in place (errors as ``bitwise_and_``)."""
+        return _inplace.binary(self, other, "bitwise_or_", _ops_math.bitwise_or_ufunc, _ops_math.BitwiseOr)
+
+    def bitwise_xor_(self, other) -> Tensor:
+        """``self ^= other`` in place (errors as ``bitwise_and_``)."""
+        return _inplace.binary(self, other, "bitwise_xor_", _ops_math.bitwise_xor_ufunc, _ops_math.BitwiseXor)
+
+    __iand__ = bitwise_and_
+    __ior__ = bitwise_or_
+    __ixor__ = bitwise_xor_
+
+    # -- sorting and selection (ops/sorting.py) ------------------------------------------------
+
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        """``(values, indices)`` sorted along ``dim`` (always stable); see ``mg.sort``."""
+        return _ops_sorting.sort(self, dim, descending, stable=stable)
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        """The int64 indices that sort along ``dim``; see ``mg.argsort``."""
+        return _ops_sorting.argsort(self, dim, descending, stable=stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's names)
+        """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``; see ``mg.topk``."""
+        return _ops_sorting.topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """``(values, indices)`` of the ``k``-th smallest element along ``dim``; see ``mg.kthvalue``."""
+        return _ops_sorting.kthvalue(self, k, dim, keepdim)
+
+    # -- scans (ops/scan.py) --------------------------------------------------------------------
+
+    def cumsum(self, dim, *, dtype=None):
+        """Running sum along ``dim`` (integers accumulate in int64); see ``mg.cumsum``."""
+        return _ops_scan.cumsum(self, dim, dtype=dtype)
+
+    def cumprod(self, dim, *, dtype=None):
+        """Running product along ``dim``, differentiable also at zeros; see ``mg.cumprod``."""
+        return _ops_scan.cumprod(self, dim, dtype=dtype)
+
+    # -- gather and scatter (ops/gather.py) -----------------------------------------------------
+
+    def gather(self, dim, index):
+        """Elements along ``dim`` picked by the int64 tensor ``index``; see ``mg.gather``."""
+        return _ops_gather.gather(self, dim, index)
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """A copy with ``src`` (a Tensor or number) written at ``index`` along ``dim``; see ``mg.scatter``."""
+        return _ops_gather.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add(self, dim, index, src):
+        """A copy with the Tensor ``src`` added at ``index`` along ``dim``; see ``mg.scatter_add``."""
+        return _ops_gather.scatter_add(self, dim, index, src)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
+        """``scatter`` in place (recorded for autograd like every in-place op)."""
+        return _ops_gather.scatter_inplace(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add_(self, dim, index, src) -> Tensor:
+        """``scatter_add`` in place (recorded for autograd like every in-place op)."""
+        return _ops_gather.scatter_add_inplace(self, dim, index, src)
+
+    def index_select(self, dim, index):
+        """The slices at positions ``index`` (1-D int64/int32) along ``dim``; see ``mg.index_select``."""
+        return _ops_gather.index_select(self, dim, index)
+
+    # -- structure (ops/structure.py) ---------------------------------------------------------------
+
+    def view_as(self, other):
+        """This tensor with ``other``'s shape (as ``view``)."""
+        return _ops_structure.view_as(self, other)
+
+    def unflatten(self, dim, sizes):
+        """Dimension ``dim`` split into dimensions of ``sizes`` (one may be -1); see ``mg.unflatten``."""
+        return _ops_structure.unflatten(self, dim, sizes)
+
+    def repeat(self, *sizes):
+        """Tiled ``sizes[d]`` times along each dimension (at least one size per dimension); see ``mg.repeat``."""
+        return _ops_structure.repeat(self, *sizes)
+
+    def tile(self, *args, dims=None):
+        """Tiled ``dims[d]`` times along each dimension (missing leading dims count as 1); see ``mg.tile``.
+
+        ``t.tile(2, 3)``, ``t.tile((2, 3))`` and ``t.tile(dims=(2, 3))`` are the same.
+        """
+        return _ops_structure.tile(self, _varargs(args, dims, "tile"))
+
+    def tril(self, diagonal=0):
+        """The lower triangle of the last two dimensions; see ``mg.tril``."""
+        return _ops_structure.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        """The upper triangle of the last two dimensions; see ``mg.triu``."""
+        return _ops_structure.triu(self, diagonal)
+
+    def tril_(self, diagonal=0) -> Tensor:
+        """``self = tril(self, diagonal)`` in place."""
+
+        def lower(t):
+            return t.tril(diagonal)
+
+        return _inplace.unary(self, "tril_", _result_update(lower, "tril_"), lower)
+
+    def triu_(self, diagonal=0) -> Tensor:
+        """``self = triu(self, diagonal)`` in place."""
+
+        def upper(t):
+            return t.triu(diagonal)
+
+        return _inplace.unary(self, "triu_", _result_update(upper, "triu_"), upper)
+
+    def chunk(self, chunks, dim=0):
+        """At most ``chunks`` views along ``dim`` (sizes rounded up); see ``mg.chunk``."""
+        return _ops_structure.chunk(self, chunks, dim)
+
+    def split(self, split_size, dim=0):
+        """Views of ``split_size`` along ``dim``, or of the listed sizes; see ``mg.split``."""
+        return _ops_structure.split(self, split_size, dim)
+
+    def unbind(self, dim=0):
+        """The slices along ``dim`` as a tuple of views; see ``mg.unbind``."""
+        return _ops_structure.unbind(self, dim)
+
+    def flip(self, *args, dims=None):
+        """A copy reversed along ``dims`` (``t.flip(0, 1)``, ``t.flip((0, 1))`` or ``t.flip(dims=(0, 1))``)."""
+        return _ops_structure.flip(self, _varargs(args, dims, "flip"))
+
+    def roll(self, shifts, dims=None):
+        """Shifted cyclically by ``shifts`` along ``dims``; see ``mg.roll``."""
+        return _ops_structure.roll(self, shifts, dims)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """The diagonal of ``dim1`` and ``dim2`` as a view (moved last); see ``mg.diagonal``."""
+        return _ops_structure.diagonal(self, offset, dim1, dim2)
 
 
 _new_object = object.__new__
@@ -797,6 +1328,34 @@ def _op_update(op):
         data[...] = op(Tensor._make(data, False, None, 0)).data
 
     return update
+
+
+def _result_update(op, fn: str):
+    """An in-place update writing ``op``'s out-of-place result back into the array.
+
+    Raises PyTorch's RuntimeError (``inplace.check_castable``) when the
+    result's dtype cannot be stored in the array (``sin_`` of an integer tensor).
+    """
+
+    def update(data):
+        out = op(Tensor._make(data, False, None, 0)).data
+        _inplace.check_castable(out.dtype, data.dtype, fn)
+        data[...] = out
+
+    return update
+
+
+def _varargs(args, keyword, fn: str):
+    """A method's ints given as ``*args`` (``t.flip(0, 1)``, ``t.flip((0, 1))``) or as the keyword (``dims=``).
+
+    Raises:
+        TypeError: both or neither were given.
+    """
+    if (keyword is None) == (not args):
+        raise TypeError(f"{fn}(): give the dims either as arguments or as dims=, not both or neither")
+    if keyword is not None:
+        return keyword
+    return args[0] if len(args) == 1 else args
 
 
 def _check_assigned_grad(tensor, grad) -> None:
@@ -860,7 +1419,12 @@ from minigrad import inplace as _inplace  # noqa: E402
 from minigrad import views as _views  # noqa: E402
 from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
 from minigrad.ops import elementwise as _ops_ew  # noqa: E402
+from minigrad.ops import gather as _ops_gather  # noqa: E402
 from minigrad.ops import indexing as _ops_index  # noqa: E402
 from minigrad.ops import linalg as _ops_linalg  # noqa: E402
+from minigrad.ops import math as _ops_math  # noqa: E402
 from minigrad.ops import reduce as _ops_reduce  # noqa: E402
+from minigrad.ops import scan as _ops_scan  # noqa: E402
 from minigrad.ops import shape as _ops_shape  # noqa: E402
+from minigrad.ops import sorting as _ops_sorting  # noqa: E402
+from minigrad.ops import structure as _ops_structure  # noqa: E402

@@ -21,6 +21,7 @@ import numpy as np
 from minigrad import backend
 from minigrad.ops import elementwise
 from minigrad.ops import nn as ops
+from minigrad.promotion import promote_types
 from minigrad.tensor import Tensor
 
 __all__ = [
@@ -51,6 +52,14 @@ def _expect_same(fn: str, t: Tensor, name: str, other: Tensor, other_name: str) 
             f"{fn}(): '{name}' has dtype {t.dtype} but '{other_name}' has dtype {other.dtype}; "
             "they must match (convert one with .to(dtype))"
         )
+    if t.device != other.device:
+        raise RuntimeError(
+            f"{fn}(): '{name}' is on {t.device} but '{other_name}' is on {other.device}; "
+            "they must be on the same device"
+        )
+
+
+def _expect_same_device(fn: str, t: Tensor, name: str, other: Tensor, other_name: str) -> None:
     if t.device != other.device:
         raise RuntimeError(
             f"{fn}(): '{name}' is on {t.device} but '{other_name}' is on {other.device}; "
@@ -366,6 +375,10 @@ def log_softmax(input, dim=None, *, dtype=None):  # noqa: A002
 # -- losses ---------------------------------------------------------------------------------
 
 
+# PyTorch's classification losses take class indices of these dtypes only.
+_CLASS_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.uint8))
+
+
 def _class_targets(fn, x, target, weight):
     """Validate (input ``x``, integer target, weight) of a classification loss.
 
@@ -380,10 +393,10 @@ def _class_targets(fn, x, target, weight):
     if not backend.is_array(target_data):
         raise TypeError(f"{fn}(): target must be an integer Tensor of class indices, "
                         f"got {type(target).__name__}")
-    if target_data.dtype.kind not in "iu":
+    if target_data.dtype not in _CLASS_INDEX_DTYPES:
         raise TypeError(
-            f"{fn}(): target must be an integer tensor of class indices (int64), "
-            f"got dtype {target_data.dtype}"
+            f"{fn}(): target must be an integer tensor of class indices (int64, or uint8 as PyTorch "
+            f"also accepts), got dtype {target_data.dtype}"
         )
     target_device = backend.device_of(target_data)
     if target_device != x.device:
@@ -402,6 +415,11 @@ def _class_targets(fn, x, target, weight):
             raise ValueError(f"{fn}(): weight must be of shape ({classes},) (per class), got {weight.shape}")
         if weight.device != x.device:
             raise RuntimeError(f"{fn}(): weight is on {weight.device} but input is on {x.device}")
+        if weight.dtype != x.dtype:  # PyTorch does not promote the class weights either
+            raise TypeError(
+                f"{fn}(): weight has dtype {weight.dtype} but input has dtype {x.dtype}; "
+                "they must match (convert one with .to(dtype))"
+            )
         weight_data = weight.data
     if x.ndim == 1:
         target_data = target_data.reshape(1)
@@ -422,8 +440,9 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
             (per-sample losses of the target's shape).
 
     Raises:
-        TypeError: the target is not an integer tensor (any integer dtype is
-            accepted; PyTorch wants int64 or uint8) or the input is not floating point.
+        TypeError: the target is not an int64 (or uint8) tensor, the input is
+            not floating point, or ``weight`` has another dtype than the input
+            (PyTorch raises RuntimeError for these).
         ValueError: target and input shapes do not fit (names both), bad ``reduction``.
         IndexError: a target is neither in [0, C) nor ``ignore_index`` (names it).
     """
@@ -445,8 +464,12 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
         input: unnormalized logits (N, C), (N, C, d1, ...), or (C,).
         target: either integer class indices of the input's shape without the
             class dimension (see ``nll_loss``), or class probabilities, a float
-            tensor of the input's shape (differentiable).
+            tensor of the input's shape (differentiable). Probabilities of
+            another float dtype promote with the input (float32 logits with
+            float64 probabilities give a float64 loss, as in PyTorch).
         weight: optional per-class weights (C,), constants (see ``nll_loss``).
+            With class indices they must have the input's dtype; with
+            probabilities they take part in promotion.
         ignore_index: for class-index targets only.
         reduction: 'mean', 'sum' or 'none' as in ``nll_loss``; with
             probability targets 'mean' divides by the number of samples N * d1 * ...
@@ -455,7 +478,8 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
             as in PyTorch.
 
     Raises:
-        TypeError: the target is neither an integer tensor nor a float tensor of the input's shape.
+        TypeError: the target is neither an int64 (or uint8) tensor nor a float
+            tensor of the input's shape, or class-index weights of another dtype.
         ValueError: bad shapes, ``reduction`` or ``label_smoothing``, or
             ``ignore_index`` given with probability targets.
         IndexError: a class index is out of range.
@@ -466,12 +490,13 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     if not isinstance(label_smoothing, (int, float, np.floating)) or not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy(): label_smoothing must be in [0.0, 1.0], got {label_smoothing!r}")
     class_dim = 0 if input.ndim == 1 else 1
-    if isinstance(target, Tensor) and target.dtype.kind == "f":
-        if target.shape != input.shape:
+    # As in PyTorch, a target of the input's shape holds probabilities, any other class indices.
+    if isinstance(target, Tensor) and (target.shape == input.shape or target.dtype.kind == "f"):
+        if target.shape != input.shape or target.dtype.kind != "f":
             raise TypeError(
                 f"cross_entropy(): target of dtype {target.dtype} and shape {target.shape} is neither class "
-                f"indices (an integer tensor) nor class probabilities (a float tensor of the input's "
-                f"shape {input.shape})"
+                f"indices (an int64 tensor of the input's shape without the class dimension) nor class "
+                f"probabilities (a float tensor of the input's shape {input.shape})"
             )
         return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, label_smoothing)
     _class_targets(fn, input, target, weight)  # fail on bad targets before computing anything
@@ -511,7 +536,7 @@ def _cross_entropy_probabilities(x, target, weight, ignore_index, reduction, lab
     """Cross-entropy of logits ``x`` against class probabilities ``target`` (PyTorch's formula)."""
     fn = "cross_entropy"
     _expect_float(fn, "input", x)
-    _expect_same(fn, x, "input", target, "target")
+    _expect_same_device(fn, x, "input", target, "target")
     if ignore_index >= 0:
         raise ValueError("cross_entropy(): ignore_index is not supported with class-probability targets")
     class_dim = 0 if x.ndim == 1 else 1
@@ -524,9 +549,10 @@ def _cross_entropy_probabilities(x, target, weight, ignore_index, reduction, lab
         _expect_tensor(fn, "weight", weight)
         if weight.shape != (classes,):
             raise ValueError(f"cross_entropy(): weight must have shape ({classes},), got {weight.shape}")
+        _expect_same_device(fn, x, "input", weight, "weight")
         shape = [1] * x.ndim
         shape[class_dim] = classes
-        product = product * weight.data.astype(x.dtype, copy=False).reshape(shape)
+        product = product * weight.detach().reshape(shape)  # a constant, promoted like any operand
     if reduction == "none":
         return -product.sum(class_dim)
     if reduction == "sum":
@@ -539,18 +565,28 @@ def mse_loss(input, target, *, reduction="mean"):  # noqa: A002
     """Mean squared error (input - target)**2, reduced by 'mean', 'sum' or 'none'.
 
     Both input and target are differentiable. Shapes that differ are
-    broadcast, with a warning, as PyTorch does.
+    broadcast, with a warning, as PyTorch does. Dtypes that differ are
+    promoted as two tensors of the broadcast shape are (``promote_types``):
+    a float32 input with an int64 target gives a float32 loss, with a float64
+    target (even a 0-d one) a float64 loss; each gradient has its input's dtype.
 
     Raises:
-        TypeError: an argument is not a Tensor, or the dtypes differ.
+        TypeError: an argument is not a Tensor, or the promoted dtype is not
+            floating point (PyTorch raises NotImplementedError there).
         ValueError: bad ``reduction``, or shapes that do not broadcast (names both).
+        RuntimeError: input and target are on different devices.
     """
     fn = "mse_loss"
     _expect_tensor(fn, "input", input)
     _expect_tensor(fn, "target", target)
     _expect_reduction(fn, reduction)
-    _expect_float(fn, "input", input)
-    _expect_same(fn, input, "input", target, "target")
+    _expect_same_device(fn, input, "input", target, "target")
+    dtype = promote_types(input.dtype, target.dtype)
+    if dtype.kind != "f":
+        raise TypeError(
+            f"mse_loss(): input of dtype {input.dtype} and target of dtype {target.dtype} promote to "
+            f"{dtype}; the loss needs a floating point dtype (convert one with .to(dtype))"
+        )
     if input.shape != target.shape:
         try:
             np.broadcast_shapes(input.shape, target.shape)
@@ -566,7 +602,7 @@ def mse_loss(input, target, *, reduction="mean"):  # noqa: A002
             UserWarning,
             stacklevel=2,
         )
-    return ops.MSELoss(reduction)(input, target)
+    return ops.MSELoss(reduction, dtype)(input, target)
 
 
 # -- regularization, normalization, embedding ----------------------------------------------

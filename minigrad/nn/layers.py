@@ -20,6 +20,7 @@ from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
+from minigrad.promotion import get_default_dtype
 
 __all__ = [
     "Identity", "Linear", "Conv2d", "Embedding", "LayerNorm", "Dropout", "ReLU", "Tanh", "GELU",
@@ -30,7 +31,7 @@ __all__ = [
 def _empty_parameter(shape, device, dtype, requires_grad=True) -> Parameter:
     """An uninitialized Parameter of ``shape`` on ``device`` (default CPU) of ``dtype`` (default float32)."""
     device = backend.normalize_device(device)
-    dtype = np.dtype(np.float32 if dtype is None else dtype)
+    dtype = get_default_dtype() if dtype is None else np.dtype(dtype)
     xp = backend.module_for_device(device)
     with backend.device_context(device):
         data = xp.empty(shape, dtype=dtype)

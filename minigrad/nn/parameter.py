@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import backend
+from minigrad.promotion import get_default_dtype
 from minigrad.tensor import Tensor
 
 
@@ -33,7 +34,7 @@ class Parameter(Tensor):
 
     def __init__(self, data=None, requires_grad: bool = True):
         if data is None:
-            data = np.empty((0,), dtype=np.float32)
+            data = np.empty((0,), dtype=get_default_dtype())
         elif isinstance(data, Tensor):
             data = data.data
         elif not backend.is_array(data):

@@ -4,7 +4,19 @@
 has a finite-difference (gradcheck) case and a PyTorch-oracle case.
 """
 
-from minigrad.ops import elementwise, indexing, linalg, nn, reduce, shape
+from minigrad.ops import (
+    einsum,
+    elementwise,
+    gather,
+    indexing,
+    linalg,
+    math,
+    nn,
+    reduce,
+    scan,
+    shape,
+    structure,
+)
 
 REGISTRY = {
     # elementwise
@@ -44,4 +56,10 @@ REGISTRY = {
     "matmul": linalg.MatMul,
     # neural-network ops
     **nn.OPS,
+    # elementwise math, scans, gather/scatter, einsum, structure (sort and topk record gather)
+    **math.OPS,
+    **scan.OPS,
+    **gather.OPS,
+    **einsum.OPS,
+    **structure.OPS,
 }

@@ -7,21 +7,27 @@ import numpy as np
 from minigrad.tensor import Tensor
 
 
-def unbroadcast(grad, shape):
+def unbroadcast(grad, shape, dtype=None):
     """Sum ``grad`` (a Tensor) down to ``shape``, undoing NumPy broadcasting.
 
     Broadcasting prepends dimensions and stretches size-1 ones; the gradient
-    of an input is the sum of its output gradient over both.
+    of an input is the sum of its output gradient over both. When ``dtype``
+    is given (the input's dtype, where type promotion computed the output in
+    another one), the result is cast to it: every input gets its gradient in
+    its own dtype, as in PyTorch.
     """
-    if grad.shape == shape:
-        return grad
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
-    )
-    if axes:
-        grad = grad.sum(axes)
-    return grad.reshape(shape) if grad.shape != shape else grad
+    if grad.shape != shape:
+        lead = grad.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
+        )
+        if axes:
+            grad = grad.sum(axes)
+        if grad.shape != shape:
+            grad = grad.reshape(shape)
+    if dtype is not None and grad.dtype != dtype:
+        grad = grad.to(dtype)
+    return grad
 
 
 def shape_of(x) -> tuple:

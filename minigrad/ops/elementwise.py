@@ -1,7 +1,16 @@
-"""Elementwise ops with NumPy broadcasting: arithmetic and pointwise functions.
+"""Elementwise ops with NumPy broadcasting and PyTorch's type promotion.
 
 Each op's forward works on arrays; its backward, on Tensors, sits right
 below it and undoes broadcasting with ``unbroadcast``.
+
+Binary ops compute in ``minigrad.promotion``'s result dtype (PyTorch's, not
+NumPy's: ``float32 + int64`` is float32). ``promote_operands`` returns None
+in the common case of one dtype on both sides (Add and Sub check for two
+arrays of one dtype first, inline: their forward is the cheapest); otherwise
+the forward uses the converted operands and keeps the inputs' dtypes
+(``in_dtypes``), and the backward casts each input's gradient back to its
+dtype. The floating functions (exp, log, sqrt, tanh, sigmoid) of integer or
+bool tensors give the default float dtype, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -11,7 +20,10 @@ import numpy as np
 from minigrad import backend
 from minigrad.function import FunctionNode
 from minigrad.ops._util import expect_tensor, shape_of, unbroadcast
+from minigrad.promotion import get_default_dtype, promote_operands, result_type
 from minigrad.tensor import Tensor
+
+_ndarray = np.ndarray
 
 # -- arithmetic ---------------------------------------------------------------
 
@@ -19,68 +31,103 @@ from minigrad.tensor import Tensor
 class Add(FunctionNode):
     """a + b"""
 
+    in_dtypes = (None, None)  # the inputs' dtypes when promotion changed them (see the module docstring)
+
     def forward(self, a, b):
+        if type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype:  # the hot path
+            self.shapes = (a.shape, b.shape)
+            return a + b
         self.shapes = (shape_of(a), shape_of(b))
+        promoted = promote_operands(a, b)
+        if promoted is not None:
+            a, b, self.in_dtypes = promoted
         return a + b
 
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
+        (shape_a, shape_b), (dtype_a, dtype_b) = self.shapes, self.in_dtypes
         return (
-            unbroadcast(g, self.shapes[0]) if need_a else None,
-            unbroadcast(g, self.shapes[1]) if need_b else None,
+            unbroadcast(g, shape_a, dtype_a) if need_a else None,
+            unbroadcast(g, shape_b, dtype_b) if need_b else None,
         )
 
 
 class Sub(FunctionNode):
-    """a - b"""
+    """a - b (like PyTorch, not defined when either side is bool)"""
+
+    in_dtypes = (None, None)
 
     def forward(self, a, b):
+        if type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype:  # the hot path
+            self.shapes = (a.shape, b.shape)
+            return a - b
         self.shapes = (shape_of(a), shape_of(b))
+        promoted = promote_operands(a, b)
+        if promoted is not None:
+            if _is_bool(a) or _is_bool(b):
+                raise TypeError(
+                    "subtraction with a bool operand is not supported (as in PyTorch); "
+                    "use logical_xor or ~ for masks, or convert with .to(dtype)"
+                )
+            a, b, self.in_dtypes = promoted
         return a - b
 
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
+        (shape_a, shape_b), (dtype_a, dtype_b) = self.shapes, self.in_dtypes
         return (
-            unbroadcast(g, self.shapes[0]) if need_a else None,
-            unbroadcast(-g, self.shapes[1]) if need_b else None,
+            unbroadcast(g, shape_a, dtype_a) if need_a else None,
+            unbroadcast(-g, shape_b, dtype_b) if need_b else None,
         )
 
 
 class Mul(FunctionNode):
     """a * b"""
 
+    in_dtypes = (None, None)
+
     def forward(self, a, b):
         self.retain_inputs((0, 1))
+        promoted = promote_operands(a, b)
+        if promoted is not None:
+            a, b, self.in_dtypes = promoted
         return a * b
 
     def backward(self, g):
         a, b = self.saved_inputs
         need_a, need_b = self.needs_input_grad
+        dtype_a, dtype_b = self.in_dtypes
         return (
-            unbroadcast(g * b, shape_of(a)) if need_a else None,
-            unbroadcast(g * a, shape_of(b)) if need_b else None,
+            unbroadcast(g * b, shape_of(a), dtype_a) if need_a else None,
+            unbroadcast(g * a, shape_of(b), dtype_b) if need_b else None,
         )
 
 
 class Div(FunctionNode):
-    """a / b"""
+    """a / b (true division: integer operands give the default float dtype, as in PyTorch)"""
+
+    in_dtypes = (None, None)
 
     def forward(self, a, b):
         self.retain_inputs((0, 1))
+        promoted = promote_operands(a, b, True)  # true division
+        if promoted is not None:
+            a, b, self.in_dtypes = promoted
         return a / b
 
     def backward(self, g):
         a, b = self.saved_inputs
         need_a, need_b = self.needs_input_grad
+        dtype_a, dtype_b = self.in_dtypes
         grad_a = g / b
         return (
-            unbroadcast(grad_a, shape_of(a)) if need_a else None,
-            unbroadcast(-grad_a * a / b, shape_of(b)) if need_b else None,
+            unbroadcast(grad_a, shape_of(a), dtype_a) if need_a else None,
+            unbroadcast(-grad_a * a / b, shape_of(b), dtype_b) if need_b else None,
         )
 
 
 class Pow(FunctionNode):
-    """a ** b (either may be a Python number).
+    """a ** b (either may be a Python number; for bools only ``mask ** True/False``, as in PyTorch).
 
     Like PyTorch, no gradient flows to the base where the exponent is 0, nor
     to the exponent where the base is 0 and the exponent >= 0 (where the
@@ -88,34 +135,54 @@ class Pow(FunctionNode):
     derivative.
     """
 
+    in_dtypes = (None, None)
+
     def forward(self, a, b):
         self.retain_inputs((0, 1))
         if not isinstance(b, (int, float)):
             self.retain_outputs((0,))  # d(a**b)/db = a**b * log(a)
-        return a**b
+        promoted = promote_operands(a, b)
+        if promoted is not None:
+            a, b, self.in_dtypes = promoted
+        out = a**b
+        if out.dtype is _INT8 and _is_bool(a) and _is_bool(b):  # NumPy's bool ** bool is int8
+            if type(b) is not bool:
+                raise TypeError("pow is not implemented for bool operands (as in PyTorch); convert one with .to(dtype)")
+            out = a.copy() if b else self.xp.ones_like(a)  # PyTorch's mask ** True is mask, mask ** False ones
+        return out
 
     def backward(self, g):
         a, b = self.saved_inputs
         need_a, need_b = self.needs_input_grad
+        dtype_a, dtype_b = self.in_dtypes
         grad_a = grad_b = None
         if need_a:
             if isinstance(b, (int, float)):
                 grad_a = g * 0 if b == 0 else g * (b * a ** (b - 1))
+                grad_a = unbroadcast(grad_a, shape_of(a), dtype_a)
             else:
                 with np.errstate(divide="ignore", invalid="ignore"):  # masked out below
                     grad = g * b * a ** (b - 1)
-                grad_a = unbroadcast(where(self._mask(_data(b) == 0), 0.0, grad), shape_of(a))
+                grad_a = unbroadcast(where(self._mask(_data(b) == 0), 0.0, grad), shape_of(a), dtype_a)
         if need_b:
             (out,) = self.saved_outputs
             with np.errstate(divide="ignore", invalid="ignore"):  # masked out below
                 grad = g * out * _log_of(a)
             zero_base = self._mask((_data(a) == 0) & (_data(b) >= 0))
-            grad_b = unbroadcast(where(zero_base, 0.0, grad), shape_of(b))
+            grad_b = unbroadcast(where(zero_base, 0.0, grad), shape_of(b), dtype_b)
         return grad_a, grad_b
 
     def _mask(self, cond):
         """``cond`` as a boolean array (it is a Python bool when both sides were numbers)."""
         return self.xp.asarray(cond, dtype=bool)
+
+
+_INT8 = np.dtype(np.int8)
+
+
+def _is_bool(x) -> bool:
+    """True for a bool array or a Python/NumPy bool."""
+    return isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_
 
 
 def _data(x):
@@ -146,6 +213,8 @@ class Exp(FunctionNode):
 
     def forward(self, a):
         self.retain_outputs((0,))
+        if a.dtype.kind not in "fc":  # integers and bools give the default float dtype, as in PyTorch
+            a = a.astype(get_default_dtype())
         return self.xp.exp(a)
 
     def backward(self, g):
@@ -158,6 +227,8 @@ class Log(FunctionNode):
 
     def forward(self, a):
         self.retain_inputs((0,))
+        if a.dtype.kind not in "fc":
+            a = a.astype(get_default_dtype())
         return self.xp.log(a)
 
     def backward(self, g):
@@ -170,6 +241,8 @@ class Sqrt(FunctionNode):
 
     def forward(self, a):
         self.retain_outputs((0,))
+        if a.dtype.kind not in "fc":
+            a = a.astype(get_default_dtype())
         return self.xp.sqrt(a)
 
     def backward(self, g):
@@ -182,6 +255,8 @@ class Tanh(FunctionNode):
 
     def forward(self, a):
         self.retain_outputs((0,))
+        if a.dtype.kind not in "fc":
+            a = a.astype(get_default_dtype())
         return self.xp.tanh(a)
 
     def backward(self, g):
@@ -195,6 +270,8 @@ class Sigmoid(FunctionNode):
     def forward(self, a):
         self.retain_outputs((0,))
         xp = self.xp
+        if a.dtype.kind not in "fc":
+            a = a.astype(get_default_dtype())
         # exp of a non-positive number never overflows.
         e = xp.exp(-xp.abs(a))
         return xp.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
@@ -252,7 +329,9 @@ def clamp(a, min=None, max=None):  # noqa: A002  (PyTorch's names)
     """Clip ``a`` into [min, max] (either bound may be None).
 
     The gradient passes where ``min <= a <= max``, as in PyTorch. Bounds are
-    Python numbers: PyTorch's tensor bounds are not supported.
+    Python numbers: PyTorch's tensor bounds are not supported. The result has
+    the promoted dtype of ``a`` and the bounds (an integer tensor clamped with
+    a float bound gives the default float dtype).
 
     Raises:
         ValueError: both bounds are None.
@@ -264,30 +343,44 @@ def clamp(a, min=None, max=None):  # noqa: A002  (PyTorch's names)
     for name, bound in (("min", min), ("max", max)):
         if bound is not None and not isinstance(bound, (int, float, np.number)):
             raise TypeError(f"clamp: {name} must be a number or None, got {type(bound).__name__}")
+    if a.dtype.kind not in "fc":  # an integer tensor with a float bound is clamped as a float, as in PyTorch
+        dtype = result_type(a, *(bound for bound in (min, max) if bound is not None))
+        if dtype != a.dtype:
+            a = Cast(dtype)(a)
     return Clamp(min, max)(a)
 
 
 class Where(FunctionNode):
-    """cond ? a : b (cond is not differentiated)"""
+    """cond ? a : b (cond is not differentiated); a and b promoted like the operands of a + b"""
+
+    in_dtypes = (None, None)
 
     def forward(self, cond, a, b):
         self.cond = cond
         self.shapes = (shape_of(a), shape_of(b))
-        out = self.xp.where(cond, a, b)
-        return out
+        promoted = promote_operands(a, b)
+        if promoted is not None:
+            a, b, self.in_dtypes = promoted
+        return self.xp.where(cond, a, b)
 
     def backward(self, g):
         _, need_a, need_b = self.needs_input_grad
+        (shape_a, shape_b), (dtype_a, dtype_b) = self.shapes, self.in_dtypes
         zero = self.xp.zeros((), dtype=g.dtype)
         return (
             None,
-            unbroadcast(where(self.cond, g, zero), self.shapes[0]) if need_a else None,
-            unbroadcast(where(self.cond, zero, g), self.shapes[1]) if need_b else None,
+            unbroadcast(where(self.cond, g, zero), shape_a, dtype_a) if need_a else None,
+            unbroadcast(where(self.cond, zero, g), shape_b, dtype_b) if need_b else None,
         )
 
 
 def where(condition, a, b):
     """Elementwise ``a`` where ``condition`` is true, else ``b`` (broadcasting).
+
+    The result has ``minigrad.result_type(a, b)``, as in PyTorch: a Python
+    number beside a tensor counts by its category only
+    (``where(c, float16 tensor, 0.0)`` is float16, ``where(c, int tensor, 0.5)``
+    the default float dtype), and two numbers give their own promoted dtype.
 
     Raises:
         TypeError: ``condition`` is not boolean, or ``a``/``b`` is neither a
@@ -298,19 +391,63 @@ def where(condition, a, b):
         cond_dtype = getattr(cond, "dtype", type(cond).__name__)
         raise TypeError(f"where: condition must be a boolean tensor, got {cond_dtype}")
     for name, value in (("input", a), ("other", b)):
-        if not isinstance(value, (Tensor, int, float, np.number, np.bool_)) and not backend.is_array(value):
+        if not isinstance(value, (Tensor, int, float, complex, np.number, np.bool_)) and not backend.is_array(value):
             raise TypeError(f"where: {name} must be a Tensor or a number, got {type(value).__name__}")
-    if not isinstance(a, Tensor) and isinstance(b, Tensor):
-        a = _scalar_like(a, b)
-    elif not isinstance(b, Tensor) and isinstance(a, Tensor):
-        b = _scalar_like(b, a)
-    return Where()(cond, a, b)
+    return Where()(cond, _python_number(a), _python_number(b))
 
 
-def _scalar_like(value, like):
-    if isinstance(value, (int, float)):
-        return like.data.dtype.type(value)
-    return value
+def masked_fill(input, mask, value):  # noqa: A002  (PyTorch's name)
+    """``input`` with ``value`` where the boolean ``mask`` is true, in ``input``'s dtype (PyTorch's masked_fill).
+
+    Unlike ``where``, nothing is promoted: ``value`` is converted to the
+    input's dtype first, as PyTorch does (0.7 fills an integer tensor with 0,
+    a float64 0-d tensor fills a float32 one in float32). A 0-d Tensor value
+    receives a gradient.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor, or ``value`` is neither a number nor a Tensor.
+        RuntimeError: a Tensor ``value`` is not 0-d, or the value does not fit
+            the input's dtype (PyTorch's overflow error: 300 into int8, nan into int64).
+    """
+    expect_tensor(input, "masked_fill")
+    dtype = input.dtype
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill: value must be a 0-d tensor, got one of shape {value.shape}")
+        if value.dtype != dtype:
+            value = Cast(dtype)(value)
+    elif isinstance(value, (int, float, complex, np.number, np.bool_)):
+        value = _number_in(value, dtype)
+    else:
+        raise TypeError(f"masked_fill: value must be a number or a 0-d Tensor, got {type(value).__name__}")
+    return where(mask, value, input)
+
+
+def _number_in(value, dtype: np.dtype):
+    """The number ``value`` converted to ``dtype`` as PyTorch converts a fill value (see ``masked_fill``)."""
+    value = complex(value) if isinstance(value, (complex, np.complexfloating)) else value
+    if dtype.kind == "b":
+        return bool(value)
+    if isinstance(value, complex):
+        if dtype.kind != "c" and value.imag != 0:
+            raise RuntimeError(f"masked_fill: value {value} cannot be converted to {dtype} without overflow")
+        value = value if dtype.kind == "c" else value.real
+    if dtype.kind in "iu":
+        limit = np.iinfo(dtype)
+        low = -int(limit.max) if dtype.kind == "u" else int(limit.min)  # PyTorch lets -1 wrap into uint8
+        fits = np.isfinite(value) and low <= value <= int(limit.max)
+    elif dtype.kind == "f":
+        fits = not np.isfinite(value) or abs(value) <= float(np.finfo(dtype).max)
+    else:
+        fits = True
+    if not fits:
+        raise RuntimeError(f"masked_fill: value {value} cannot be converted to {dtype} without overflow")
+    return np.asarray(value).astype(dtype)[()].item()
+
+
+def _python_number(value):
+    """A NumPy scalar given by the user as the Python number it counts as in promotion (see ``promotion``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 class Cast(FunctionNode):

@@ -9,13 +9,22 @@ from minigrad.ops._util import shape_of, unbroadcast
 class MatMul(FunctionNode):
     """a @ b: 1-D operands are promoted to matrices, leading dimensions broadcast.
 
+    Like PyTorch, and unlike the elementwise ops, no type promotion: both
+    operands must have one dtype.
+
     Raises:
         ValueError: an operand is 0-d, the inner dimensions differ, or the
             batch dimensions do not broadcast (the message names both shapes).
+        TypeError: the operands' dtypes differ (names both).
     """
 
     def forward(self, a, b):
         _check_shapes(shape_of(a), shape_of(b))
+        if a.dtype is not b.dtype and a.dtype != b.dtype:
+            raise TypeError(
+                f"expected both operands to have the same dtype, got {a.dtype} and {b.dtype} "
+                "(convert one with .to(dtype))"
+            )
         self.retain_inputs((0, 1))
         return a @ b
 

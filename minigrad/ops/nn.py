@@ -244,13 +244,24 @@ def _check_class_range(target, valid, classes, ignore_index) -> None:
 
 
 class MSELoss(FunctionNode):
-    """(input - target)**2, reduced by mean, sum or not at all ('none'); broadcasting"""
+    """(input - target)**2, reduced by mean, sum or not at all ('none'); broadcasting
 
-    def __init__(self, reduction="mean"):
+    Computed in ``dtype`` (the promoted dtype of the two, chosen by
+    ``F.mse_loss``); each input's gradient is cast back to its own dtype.
+    """
+
+    in_dtypes = (None, None)  # set by forward when the inputs were promoted
+
+    def __init__(self, reduction="mean", dtype=None):
         self.reduction = reduction
+        self.dtype = dtype
 
     def forward(self, x, target):
         self.retain_inputs((0, 1))
+        dtype = self.dtype
+        if dtype is not None and (x.dtype != dtype or target.dtype != dtype):
+            self.in_dtypes = (x.dtype, target.dtype)
+            x, target = x.astype(dtype, copy=False), target.astype(dtype, copy=False)
         diff = x - target
         self.diff = diff
         square = diff * diff
@@ -263,12 +274,17 @@ class MSELoss(FunctionNode):
     def backward(self, g):
         x, target = self.saved_inputs
         need_x, need_t = self.needs_input_grad
-        diff = x - target if _recording() else _constant(self.diff)
+        if _recording():
+            dtype = self.dtype
+            diff = x - target if dtype is None else x.to(dtype) - target.to(dtype)
+        else:
+            diff = _constant(self.diff)
         scale = 2.0 / diff.data.size if self.reduction == "mean" else 2.0
         grad = g * (diff * scale)
+        dtype_x, dtype_t = self.in_dtypes
         return (
-            unbroadcast(grad, shape_of(x)) if need_x else None,
-            unbroadcast(-grad, shape_of(target)) if need_t else None,
+            unbroadcast(grad, shape_of(x), dtype_x) if need_x else None,
+            unbroadcast(-grad, shape_of(target), dtype_t) if need_t else None,
         )
 
 
