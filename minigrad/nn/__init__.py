@@ -5,8 +5,10 @@ are built on ``minigrad.nn.functional`` (``import minigrad.nn.functional as F``)
 ``minigrad.nn.init`` holds the initializers.
 """
 
-from minigrad.nn import functional, init
+from minigrad.nn import functional, init, utils
+from minigrad.nn.activation import ELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU6, SiLU, Softmax, Softmin, Unflatten
 from minigrad.nn.attention import MultiheadAttention
+from minigrad.nn.embedding_bag import EmbeddingBag
 from minigrad.nn.layers import (
     GELU,
     Conv2d,
@@ -24,7 +26,18 @@ from minigrad.nn.layers import (
 )
 from minigrad.nn.loss import CrossEntropyLoss, MSELoss, NLLLoss
 from minigrad.nn.module import Module
+from minigrad.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, Dropout1d, Dropout2d
 from minigrad.nn.parameter import Parameter
+from minigrad.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from minigrad.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from minigrad.nn.transformer import TransformerEncoder, TransformerEncoderLayer
 
@@ -34,4 +47,8 @@ __all__ = [
     "CrossEntropyLoss", "NLLLoss",
     "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder",
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d",
+    "Dropout2d", "Softmax", "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "SiLU", "Hardtanh", "ReLU6",
+    "Unflatten", "EmbeddingBag", "utils",
 ]

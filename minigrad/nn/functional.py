@@ -714,4 +714,17 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
             )
     return ops.Embedding(indices, padding_idx)(weight)
 
+from minigrad.nn.activation import elu, hardtanh, leaky_relu, relu6, silu, softmin  # noqa: E402, F401
 from minigrad.nn.attention import scaled_dot_product_attention  # noqa: E402, F401  (attention builds on F)
+from minigrad.nn.embedding_bag import embedding_bag  # noqa: E402, F401
+from minigrad.nn.normalization import batch_norm, dropout1d, dropout2d  # noqa: E402, F401
+from minigrad.nn.pooling import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)

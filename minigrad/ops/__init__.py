@@ -12,6 +12,8 @@ from minigrad.ops import (
     linalg,
     math,
     nn,
+    normalization,
+    pooling,
     reduce,
     scan,
     shape,
@@ -56,6 +58,8 @@ REGISTRY = {
     "matmul": linalg.MatMul,
     # neural-network ops
     **nn.OPS,
+    **pooling.OPS,
+    **normalization.OPS,
     # elementwise math, scans, gather/scatter, einsum, structure (sort and topk record gather)
     **math.OPS,
     **scan.OPS,
