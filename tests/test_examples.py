@@ -30,6 +30,14 @@ def test_train_digits_cnn_learns():
     assert results["cnn"] >= 0.8
 
 
+@pytest.mark.timeout(120)
+def test_train_digits_lenet_with_batchnorm_reaches_95_percent():
+    import train_digits
+
+    results = train_digits.main(["--model", "lenet", "--epochs", "4"])
+    assert results["lenet"] >= 0.95
+
+
 @pytest.mark.timeout(180)
 def test_train_ddp_two_ranks_matches_single_process():
     out = run_script(ROOT / "examples" / "train_ddp.py", 2, timeout=150)
@@ -37,3 +45,11 @@ def test_train_ddp_two_ranks_matches_single_process():
     accuracy = float(re.search(r"test accuracy ([\d.]+)%", out.stdout).group(1))
     assert accuracy >= 93.0
     assert "final weights equal the single-process run" in out.stdout
+
+
+@pytest.mark.timeout(240)
+def test_char_lstm_language_model_learns():
+    import train_char_lstm
+
+    results = train_char_lstm.main(["--steps", "60", "--hidden", "64", "--sample", "20"])
+    assert results["after"] < results["before"] - 1.0, results
