@@ -1,8 +1,12 @@
 """minigrad_dist: distributed training for minigrad over MPI.
 
-Process groups and collectives (``init_process_group``, ``all_reduce``, ...),
-``DistributedDataParallel`` with a bucketed Reducer, and ``DistributedSampler``.
-Launch scripts with ``mpiexec -n N python script.py``.
+Process groups and collectives (``init_process_group``, ``all_reduce``,
+``all_to_all``, ...), point-to-point calls (``send``, ``recv``, ``isend``,
+``irecv``, ``batch_isend_irecv``), ``DistributedDataParallel`` with a
+bucketed Reducer, ``SyncBatchNorm`` and ``DistributedSampler``. Launch
+scripts with ``mpiexec -n N python script.py``, with torchrun's interface
+(``python -m minigrad_dist.run --nproc-per-node N script.py``), or from a
+plain ``python script.py`` with ``minigrad_dist.multiprocessing.spawn``.
 
 Reliability: an uncaught exception on any rank aborts the whole job
 (``failure``), ``MINIGRAD_DIST_DEBUG=detail`` checks that ranks call matching
@@ -14,15 +18,19 @@ from minigrad_dist import algorithms
 from minigrad_dist.checkpoint import LoadedCheckpoint, load_checkpoint, save_checkpoint
 from minigrad_dist.collectives import (
     NON_GROUP_MEMBER,
+    Backend,
     all_gather,
     all_gather_object,
     all_reduce,
+    all_to_all,
+    all_to_all_single,
     barrier,
     broadcast,
     broadcast_object_list,
     destroy_process_group,
     gather,
     gather_object,
+    get_backend,
     get_default_group,
     get_local_rank,
     get_rank,
@@ -31,6 +39,7 @@ from minigrad_dist.collectives import (
     is_initialized,
     new_group,
     reduce,
+    reduce_op,
     reduce_scatter,
     scatter,
     scatter_object_list,
@@ -38,8 +47,10 @@ from minigrad_dist.collectives import (
 from minigrad_dist.ddp.distributed import DistributedDataParallel
 from minigrad_dist.debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
 from minigrad_dist.failure import install_failure_handlers, uninstall_failure_handlers
+from minigrad_dist.p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup, Work
 from minigrad_dist.sampler import DistributedSampler
+from minigrad_dist.sync_batchnorm import SyncBatchNorm
 
 __all__ = [
     "DistributedDataParallel", "DistributedSampler", "algorithms", "NON_GROUP_MEMBER", "ProcessGroup",
@@ -51,4 +62,6 @@ __all__ = [
     "DebugLevel", "get_debug_level", "set_debug_level", "set_debug_level_from_env",
     "install_failure_handlers", "uninstall_failure_handlers",
     "LoadedCheckpoint", "load_checkpoint", "save_checkpoint",
+    "Backend", "all_to_all", "all_to_all_single", "get_backend", "reduce_op",
+    "P2POp", "batch_isend_irecv", "irecv", "isend", "recv", "send", "SyncBatchNorm",
 ]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 
 import numpy as np
 
@@ -28,8 +29,8 @@ from minigrad import backend as array_backend  # not `backend`: init_process_gro
 from minigrad.tensor import Tensor
 from minigrad_dist import debug as _debug
 from minigrad_dist.failure import install_failure_handlers
-from minigrad_dist.mpi import load_mpi
-from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup
+from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
+from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup, Work
 
 
 class _NonGroupMember:
@@ -42,6 +43,45 @@ class _NonGroupMember:
 NON_GROUP_MEMBER = _NonGroupMember()
 
 
+class Backend(str):
+    """A backend name, as ``torch.distributed.Backend``: ``Backend("GLOO") == "gloo"``.
+
+    Every backend runs on MPI here: ``"mpi"`` and ``"gloo"`` name the same
+    thing, ``"nccl"`` says the job computes on GPUs (their tensors go to MPI
+    directly when it is CUDA-aware, else through host memory). A
+    device-to-backend list such as ``"cpu:gloo,cuda:nccl"`` is accepted too.
+
+    Raises:
+        TypeError: the name is not a string.
+        ValueError: an unknown backend or device name.
+    """
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    MPI = "mpi"
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Backend: the name must be a string such as 'gloo', got {type(name).__name__}")
+        value = name.strip().lower()
+        pairs = [part.split(":", 1) for part in value.split(",")] if ":" in value else [("", value)]
+        for device, backend in pairs:
+            if backend not in _BACKEND_NAMES or device not in ("", "cpu", "cuda"):
+                raise ValueError(
+                    f"Backend: unknown backend {name!r}; use 'mpi', 'gloo' or 'nccl' (all run on MPI), "
+                    "or a list such as 'cpu:gloo,cuda:nccl'"
+                )
+        return super().__new__(cls, value)
+
+
+_BACKEND_NAMES = ("mpi", "gloo", "nccl")
+_INIT_METHOD_SCHEMES = ("env://", "tcp://", "file://")
+
+# torch.distributed's deprecated lower-case alias of ReduceOp.
+reduce_op = ReduceOp
+
+
 class _World:
     """The default process group and the settings that come with it."""
 
@@ -50,20 +90,40 @@ class _World:
         self.timeout: float | None = None
         self.groups: list[ProcessGroup] = []
         self.local_rank: int | None = None
+        self.backend: Backend | None = None
+        self.p2p_comms: dict = {}  # group -> its duplicate communicator for send/recv (p2p.py)
+        self.announced = False  # the "runs on MPI" line is printed once per process
 
 
 _world = _World()
 
 
-def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robin_channels: int = 0) -> None:
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, *, comm=None,
+                       round_robin_channels: int = 0) -> None:
     """Create the default process group from an MPI communicator.
 
+    Mirrors ``torch.distributed.init_process_group``. MPI does the
+    rendezvous: ranks and world size come from the MPI launcher
+    (``mpiexec -n N``, ``python -m minigrad_dist.run``, or
+    ``minigrad_dist.multiprocessing.spawn``), so ``rank`` and ``world_size``
+    are checks, not settings.
+
     Args:
-        backend: only ``"mpi"`` is supported.
-        comm: an mpi4py communicator (default ``MPI.COMM_WORLD``); it is duplicated.
+        backend: ``None`` or ``"mpi"``, ``"gloo"``, ``"nccl"``, or a list such
+            as ``"cpu:gloo,cuda:nccl"`` (see ``Backend``): every name runs on
+            MPI, and rank 0 prints one line saying so for ``gloo``/``nccl``.
+            ``get_backend()`` returns the name given (``"mpi"`` for None).
+        init_method: ``None`` or a URL (``env://``, ``tcp://...``,
+            ``file://...``); accepted for PyTorch programs, not used (MPI
+            does the rendezvous; ``MASTER_ADDR``/``MASTER_PORT`` are ignored too).
         timeout: seconds a blocking collective may wait before raising
             ``TimeoutError`` (a float or ``datetime.timedelta``; default: the
             ``MINIGRAD_DIST_TIMEOUT`` environment variable, else wait forever).
+        world_size, rank: ``-1``/``None`` (unset) or the values this process
+            expects; they must equal MPI's. When unset and the environment
+            variables ``WORLD_SIZE``/``RANK`` are set (by a launcher, for the
+            default communicator), those must equal MPI's.
+        comm: an mpi4py communicator (default ``MPI.COMM_WORLD``); it is duplicated.
         round_robin_channels: when >= 2, the default group rotates its
             collectives over that many duplicate communicators.
 
@@ -76,14 +136,30 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
     collectives, see ``minigrad_dist.debug``).
 
     Raises:
-        ValueError: unknown backend, a timeout that is not a positive number,
-            a negative ``round_robin_channels``, or an unknown ``MINIGRAD_DIST_DEBUG`` level.
+        ValueError: unknown backend, a timeout that is not a positive
+            number, a negative ``round_robin_channels``, an unknown
+            ``MINIGRAD_DIST_DEBUG`` level, or ``rank``/``world_size`` (or
+            ``RANK``/``WORLD_SIZE``) that disagree with MPI: raised on every
+            rank, naming both values.
         TypeError: ``comm`` is not an mpi4py communicator, or ``round_robin_channels`` not an int.
-        RuntimeError: the default group already exists.
+        RuntimeError: the default group already exists, ``backend="nccl"``
+            on a machine without CUDA devices, an unknown ``init_method``
+            scheme, or ``rank``/``world_size`` that are not ints (as PyTorch).
         ImportError: mpi4py is missing (says how to install it).
     """
-    if backend != "mpi":
-        raise ValueError(f"init_process_group: backend {backend!r} is not supported; use backend='mpi'")
+    backend = Backend(backend) if backend is not None else Backend(Backend.MPI)
+    if backend == Backend.NCCL and not array_backend.cuda_is_available():
+        raise RuntimeError(
+            "init_process_group: backend 'nccl' needs CUDA devices and none was found; "
+            "use backend='gloo' or 'mpi' on a CPU-only machine"
+        )
+    if init_method is not None and (
+        not isinstance(init_method, str) or not init_method.startswith(_INIT_METHOD_SCHEMES)
+    ):
+        raise RuntimeError(
+            f"init_process_group: init_method must be None or a URL starting with one of "
+            f"{_INIT_METHOD_SCHEMES}, got {init_method!r}"
+        )
     if _world.default_group is not None:
         raise RuntimeError("init_process_group was already called; call destroy_process_group() first")
     timeout = _resolve_timeout(timeout)
@@ -93,20 +169,77 @@ def init_process_group(backend: str = "mpi", comm=None, timeout=None, round_robi
         )
     if round_robin_channels < 0:
         raise ValueError(f"init_process_group: round_robin_channels must be >= 0, got {round_robin_channels}")
+    for name, value in (("world_size", world_size), ("rank", rank)):
+        if value is not None and not _is_rank_like(value):
+            raise RuntimeError(f"init_process_group: {name} must be an int (or -1 for unset), got {value!r}")
     MPI = load_mpi()
     if comm is not None and not isinstance(comm, MPI.Comm):
         raise TypeError(f"init_process_group: comm must be an mpi4py communicator, got {type(comm).__name__}")
+    use_env = comm is None
+    comm = comm if comm is not None else MPI.COMM_WORLD
+    problem = _launch_mismatch(comm, rank, world_size, use_env)
+    # Every rank learns every rank's verdict, so a mistake on one rank fails them all (no rank waits alone).
+    problems = [p for p in comm.allgather(problem) if p is not None]
+    if problems:
+        raise ValueError(problem or f"init_process_group failed on another rank: {problems[0]}")
     install_failure_handlers()
     _debug.set_debug_level_from_env()
-    comm = comm if comm is not None else MPI.COMM_WORLD
     if round_robin_channels >= 2:
         _world.default_group = RoundRobinProcessGroup(comm, num_channels=round_robin_channels)
     else:
         _world.default_group = ProcessGroup(comm)
+    _world.p2p_comms[_world.default_group] = _world.default_group.comm.Dup()
     _world.timeout = timeout
+    _world.backend = backend
     _world.local_rank = _compute_local_rank(_world.default_group.comm)
     if array_backend.cuda_is_available():
         array_backend.use_cuda_device(_world.local_rank % array_backend.cuda_device_count())
+    _announce_backend(backend)
+
+
+def _launch_mismatch(comm, rank, world_size, use_env, fn="init_process_group") -> str | None:
+    """Why ``rank``/``world_size`` (or the launcher's RANK/WORLD_SIZE) disagree with MPI; None if they agree."""
+    actual = {"rank": comm.Get_rank(), "world_size": comm.Get_size()}
+    for name, given, env in (("world_size", world_size, "WORLD_SIZE"), ("rank", rank, "RANK")):
+        if given is not None and given != -1:
+            if given != actual[name]:
+                return (
+                    f"{fn}: {name}={given} but MPI says {name} is {actual[name]} (MPI's launcher "
+                    f"decides ranks: pass {name}={actual[name]}, leave it out, or launch with the matching "
+                    "mpiexec -n / --nproc-per-node)"
+                )
+        elif use_env and os.environ.get(env) is not None:
+            value = os.environ[env]
+            if value.strip() != str(actual[name]):
+                return (
+                    f"{fn}: the environment variable {env}={value} but MPI says {name} is "
+                    f"{actual[name]} (unset {env}, or launch with python -m minigrad_dist.run, which sets it)"
+                )
+    return None
+
+
+def _announce_backend(backend) -> None:
+    """Rank 0 says once (on stderr) that a PyTorch backend name runs on MPI."""
+    if backend == Backend.MPI or _world.announced or _world.default_group.rank() != 0:
+        return
+    _world.announced = True
+    gpu = " with GPU tensors" if "nccl" in backend else ""
+    print(
+        f"minigrad_dist: backend {str(backend)!r} runs on MPI{gpu} (MPI does the rendezvous: "
+        "init_method, MASTER_ADDR and MASTER_PORT are not used)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def get_backend(group=None) -> Backend:
+    """The backend name given to ``init_process_group`` (``"mpi"`` when it was None).
+
+    Raises:
+        RuntimeError: the default group is not initialized.
+    """
+    _group(group)
+    return _world.backend
 
 
 def _resolve_timeout(timeout):
@@ -181,17 +314,42 @@ def get_default_group() -> ProcessGroup:
 def destroy_process_group(group=None) -> None:
     """Free ``group``, or the default group and every group made by ``new_group``."""
     if group is not None:
-        _group(group).destroy()
+        _close_p2p(_group(group))
+        group.destroy()
         if group in _world.groups:
             _world.groups.remove(group)
         return
     for g in _world.groups:
+        _close_p2p(g)
         g.destroy()
     _world.groups = []
     if _world.default_group is not None:
+        _close_p2p(_world.default_group)
         _world.default_group.destroy()
     _world.default_group = None
     _world.timeout = None
+    _world.backend = None
+
+
+def _close_p2p(group) -> None:
+    comm = _world.p2p_comms.pop(group, None)
+    if comm is not None:
+        comm.Free()
+
+
+def p2p_comm(group: ProcessGroup):
+    """The communicator that ``send``/``recv`` use on ``group`` (a duplicate of its own, made with it).
+
+    Raises:
+        RuntimeError: ``group`` was not made by ``init_process_group`` or ``new_group``.
+    """
+    comm = _world.p2p_comms.get(group)
+    if comm is None:
+        raise RuntimeError(
+            "point-to-point calls need a group made by init_process_group() or new_group(); "
+            f"this {type(group).__name__} was built directly (or destroyed)"
+        )
+    return comm
 
 
 def new_group(ranks=None) -> ProcessGroup:
@@ -218,6 +376,7 @@ def new_group(ranks=None) -> ProcessGroup:
         return NON_GROUP_MEMBER
     group = ProcessGroup(sub, world_ranks=ranks_sorted)
     sub.Free()
+    _world.p2p_comms[group] = group.comm.Dup()
     _world.groups.append(group)
     return group
 
@@ -341,6 +500,203 @@ def _output_list(items, size, like, fn, name):
                 f"{tuple(like.shape)} and {like.dtype}"
             )
     return arrays
+
+
+# -- all-to-all ---------------------------------------------------------------------
+#
+# Each rank first tells every peer how many bytes (and of which dtype) it will send it, in
+# one small Ialltoall; then the data moves in one Ialltoallv of bytes. A rank whose expected
+# sizes disagree with what its peers send still takes part (into a scratch buffer, so no rank
+# is left waiting) and then raises, naming the peers: never a silently half-filled output.
+
+_DTYPES = tuple(np.dtype(name) for name in (
+    "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+))
+
+
+def dtype_code(dtype, fn: str) -> int:
+    """A small integer naming ``dtype`` in messages between ranks (for the receiver's checks).
+
+    Raises:
+        TypeError: a dtype that cannot be communicated.
+    """
+    try:
+        return _DTYPES.index(np.dtype(dtype))
+    except ValueError:
+        raise TypeError(f"{fn}: tensors of dtype {dtype} cannot be communicated") from None
+
+
+def dtype_of_code(code: int):
+    """The dtype that ``dtype_code`` named ``code`` (None for an unknown code)."""
+    return _DTYPES[code] if 0 <= code < len(_DTYPES) else None
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """Rank i sends ``input_tensor_list[j]`` to rank j, which receives it in ``output_tensor_list[i]``.
+
+    Args:
+        output_tensor_list: one tensor per rank of ``group``, written in place.
+        input_tensor_list: one tensor per rank of ``group``; shapes may differ
+            per peer, but ``input_tensor_list[j]`` on rank i must have the size
+            of ``output_tensor_list[i]`` on rank j, and all tensors one dtype.
+        group: the process group (default: the world).
+        async_op: return a ``Work`` instead of waiting.
+
+    Raises:
+        TypeError: the lists are not lists of tensors.
+        ValueError: the tensors' dtypes differ.
+        RuntimeError: a list does not hold one tensor per rank, or (on the
+            receiving rank, after the exchange) a peer sent another size or
+            dtype than the output tensor expects.
+    """
+    g = _group(group)
+    n = g.size()
+    outputs = _rank_list(output_tensor_list, n, "all_to_all", "output_tensor_list")
+    inputs = _rank_list(input_tensor_list, n, "all_to_all", "input_tensor_list")
+    dtype = _one_dtype(outputs + inputs, "all_to_all")
+    xp = array_backend.get_array_module(*outputs, *inputs)
+    send = xp.concatenate([a.reshape(-1) for a in inputs])
+    recv = xp.empty(sum(a.size for a in outputs), dtype=dtype)
+
+    def unpack():
+        start = 0
+        for out in outputs:
+            out[...] = recv[start : start + out.size].reshape(out.shape)
+            start += out.size
+
+    item = np.dtype(dtype).itemsize
+    return _alltoallv(g, "all_to_all", send, [a.size * item for a in inputs], recv,
+                      [a.size * item for a in outputs], unpack, outputs, async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,  # noqa: A002
+                      async_op=False):
+    """Split ``input`` along dim 0 into one slice per rank and send slice j to rank j.
+
+    ``output`` receives, along dim 0 and in rank order, the slices every
+    rank sent to this one.
+
+    Args:
+        output, input: tensors of one dtype, with at least one dimension.
+        output_split_sizes, input_split_sizes: rows per rank along dim 0
+            (default: equal splits, so dim 0 must divide by the group size).
+        group, async_op: as for every collective.
+
+    Raises:
+        TypeError: ``output``/``input`` are not tensors.
+        ValueError: a tensor is not contiguous or has no dimension, or dtypes differ.
+        RuntimeError: split sizes do not sum to dim 0 or are
+            not one per rank, dim 0 does not divide equally, or (after the
+            exchange) a peer sent another size or dtype than expected.
+    """
+    g = _group(group)
+    n = g.size()
+    out = _array(output, "all_to_all_single", "output")
+    inp = _array(input, "all_to_all_single", "input")
+    _one_dtype([out, inp], "all_to_all_single")
+    counts = []
+    for array, splits, name in ((inp, input_split_sizes, "input"), (out, output_split_sizes, "output")):
+        if array.ndim == 0:
+            raise ValueError(f"all_to_all_single: {name} must have at least one dimension to split along")
+        if not array.flags.c_contiguous:
+            raise ValueError(f"all_to_all_single: {name} must be contiguous (call .contiguous() first)")
+        rows = _split_sizes(splits, array.shape[0], n, name)
+        row_bytes = array.nbytes // array.shape[0] if array.shape[0] else 0
+        counts.append([r * row_bytes for r in rows])
+    return _alltoallv(g, "all_to_all_single", inp, counts[0], out, counts[1], None, [out], async_op)
+
+
+def _rank_list(items, size, fn, name):
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(f"{fn}: {name} must be a list of {size} tensors, got {type(items).__name__}")
+    if len(items) != size:
+        raise RuntimeError(f"{fn}: {name} holds {len(items)} tensors, but the group has {size} ranks")
+    return [_array(t, fn, name) for t in items]  # packed into (or unpacked from) one buffer: any layout works
+
+
+def _one_dtype(arrays, fn):
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) > 1:
+        raise ValueError(f"{fn}: all tensors must have the same dtype, got {sorted(map(str, dtypes))}")
+    return arrays[0].dtype if arrays else np.float32
+
+
+def _split_sizes(splits, rows, size, name):
+    if splits is None:
+        if rows % size:
+            raise RuntimeError(
+                f"all_to_all_single: {name} has {rows} rows along dim 0, which do not divide equally over "
+                f"{size} ranks; pass {name}_split_sizes"
+            )
+        return [rows // size] * size
+    splits = list(splits)
+    if len(splits) != size or not all(_is_rank_like(s) and s >= 0 for s in splits):
+        raise RuntimeError(
+            f"all_to_all_single: {name}_split_sizes must hold {size} non-negative ints (one per rank), got {splits}"
+        )
+    if sum(splits) != rows:
+        raise RuntimeError(
+            f"all_to_all_single: {name}_split_sizes {splits} sum to {sum(splits)}, but {name} has {rows} rows "
+            "along dim 0"
+        )
+    return [int(s) for s in splits]
+
+
+def _alltoallv(group, fn, send, send_counts, recv, recv_counts, unpack, result, async_op):
+    """Exchange byte counts and dtypes, then the bytes; see the comment above ``all_to_all``."""
+    MPI = load_mpi()
+    n = group.size()
+    comm = group.comm
+    code = dtype_code(recv.dtype, fn)
+    meta = np.empty((n, 2), dtype=np.int64)
+    meta[:, 0] = send_counts
+    meta[:, 1] = code
+    told = np.empty_like(meta)
+    Work(comm.Ialltoall(meta, told), op_name=f"{fn} (size exchange)").wait(_world.timeout)
+    wrong = [j for j in range(n) if told[j, 0] != recv_counts[j] or (told[j, 0] and told[j, 1] != code)]
+    send_buf = mpi_buffer(send)
+    send_bytes = send_buf.reshape(-1).view(np.uint8) if send_buf.size else np.empty(0, np.uint8)
+    expected = list(recv_counts)
+    if wrong:
+        recv_counts = [int(c) for c in told[:, 0]]
+        recv_bytes = np.empty(sum(recv_counts), dtype=np.uint8)
+        recv_buf = None
+    else:
+        recv_buf = mpi_buffer(recv)
+        recv_bytes = recv_buf.reshape(-1).view(np.uint8) if recv_buf.size else np.empty(0, np.uint8)
+    request = comm.Ialltoallv(
+        [send_bytes, (list(send_counts), _offsets(send_counts)), MPI.BYTE],
+        [recv_bytes, (list(recv_counts), _offsets(recv_counts)), MPI.BYTE],
+    )
+    if wrong:
+        Work(request, op_name=fn).wait(_world.timeout)
+        details = "; ".join(
+            f"rank {group.world_ranks[j]} sent {told[j, 0]} bytes of {dtype_of_code(int(told[j, 1]))}, "
+            f"expected {expected[j]} bytes of {recv.dtype}"
+            for j in wrong
+        )
+        raise RuntimeError(f"{fn}: the tensors sent to this rank do not match its outputs: {details}")
+
+    def finish():
+        if recv_buf is not recv:
+            finish_buffer(recv, recv_buf)
+        if unpack is not None:
+            unpack()
+
+    work = Work(request, finish, result, fn)
+    if async_op:
+        return work
+    work.wait(_world.timeout)
+    return None
+
+
+def _offsets(counts):
+    offsets, total = [], 0
+    for c in counts:
+        offsets.append(total)
+        total += int(c)
+    return offsets
 
 
 # -- object collectives (pickled: for one trusted MPI job) -------------------------

@@ -46,36 +46,70 @@ def is_initialized() -> bool:
     return _state.agent is not None
 
 
-def init_rpc(name: str, rank: int | None = None, world_size: int | None = None, rpc_timeout: float = 60.0,
-             num_worker_threads: int = 16, comm=None) -> None:
-    """Start this worker's RPC agent; every rank of the job must call it.
+def init_rpc(name: str, backend=None, rank: int | None = -1, world_size: int | None = None,
+             rpc_backend_options=None, *, rpc_timeout=_UNSET, num_worker_threads=_UNSET, comm=None) -> None:
+    """Start this worker's RPC agent; every rank of the job must call it (PyTorch's signature).
+
+    MPI does the rendezvous: ranks and world size come from the MPI
+    launcher, so ``rank`` and ``world_size`` are checks, not settings.
 
     Args:
         name: a unique worker name (e.g. ``f"worker{rank}"``).
-        rank, world_size: optional checks against MPI's (they come from ``mpiexec``).
-        rpc_timeout: default seconds an RPC may take (0: no timeout).
-        num_worker_threads: threads that run incoming requests.
+        backend: None or ``rpc.BackendType.TENSORPIPE`` (whose options apply).
+        rank, world_size: ``-1``/``None`` (unset) or the values this process
+            expects; they must equal MPI's. When unset and the environment
+            variables ``RANK``/``WORLD_SIZE`` are set (by a launcher, for the
+            default communicator), those must equal MPI's.
+        rpc_backend_options: a ``TensorPipeRpcBackendOptions``; its
+            ``num_worker_threads`` and ``rpc_timeout`` are honoured (see
+            ``minigrad_dist.rpc.options`` for the others).
+        rpc_timeout, num_worker_threads: the same two settings given directly
+            (default 60 s, 0 meaning no timeout, and 16 threads); not together
+            with ``rpc_backend_options``.
         comm: the communicator to use (default ``MPI.COMM_WORLD``; it is duplicated).
 
     Raises:
-        RuntimeError: RPC already initialized, rank/world_size disagree with MPI,
-            or the MPI library lacks MPI_THREAD_MULTIPLE.
+        RuntimeError: RPC already initialized, rank/world_size (or RANK/WORLD_SIZE)
+            disagree with MPI (raised on every rank, naming both values), a
+            rank that is not an int, fewer than one worker thread, or an MPI
+            library without MPI_THREAD_MULTIPLE.
         ValueError: names are not unique across workers, ``name`` is empty, or
             ``rpc_timeout`` is negative or NaN.
-        TypeError: ``rpc_timeout`` is not a number.
+        TypeError: ``backend`` is not a ``BackendType``, ``rpc_backend_options``
+            is not a ``TensorPipeRpcBackendOptions`` or comes with
+            ``rpc_timeout``/``num_worker_threads``, or ``rpc_timeout`` is not a number.
     """
+    from minigrad_dist import collectives  # noqa: PLC0415  (the launcher checks are shared with init_process_group)
+    from minigrad_dist.rpc.options import BackendType, TensorPipeRpcBackendOptions  # noqa: PLC0415
+
     if _state.agent is not None:
         raise RuntimeError("init_rpc was already called; call rpc.shutdown() first")
     if not isinstance(name, str) or not name:
         raise ValueError(f"init_rpc: name must be a non-empty string, got {name!r}")
+    if backend is not None and not isinstance(backend, BackendType):
+        raise TypeError(f"init_rpc: backend must be a member of rpc.BackendType (or None), got {backend!r}")
+    if rpc_backend_options is not None:
+        if not isinstance(rpc_backend_options, TensorPipeRpcBackendOptions):
+            raise TypeError(
+                "init_rpc: rpc_backend_options must be an rpc.TensorPipeRpcBackendOptions, got "
+                f"{type(rpc_backend_options).__name__}"
+            )
+        if rpc_timeout is not _UNSET or num_worker_threads is not _UNSET:
+            raise TypeError("init_rpc: pass rpc_timeout and num_worker_threads in rpc_backend_options or as "
+                            "arguments, not both")
+        rpc_timeout, num_worker_threads = rpc_backend_options.rpc_timeout, rpc_backend_options.num_worker_threads
+    rpc_timeout = 60.0 if rpc_timeout is _UNSET else rpc_timeout
+    num_worker_threads = 16 if num_worker_threads is _UNSET else num_worker_threads
     _check_timeout(rpc_timeout, "init_rpc", "rpc_timeout")
+    if isinstance(num_worker_threads, bool) or not isinstance(num_worker_threads, int) or num_worker_threads < 1:
+        raise RuntimeError(f"init_rpc: num_worker_threads must be a positive int, got {num_worker_threads!r}")
+    for what, value in (("rank", rank), ("world_size", world_size)):
+        if value is not None and not collectives._is_rank_like(value):
+            raise RuntimeError(f"init_rpc: {what} must be an int (or -1/None for unset), got {value!r}")
     MPI = load_mpi()
+    use_env = comm is None
     comm = comm if comm is not None else MPI.COMM_WORLD
-    problem = None
-    if rank is not None and rank != comm.Get_rank():
-        problem = f"init_rpc: rank={rank} but MPI says this process is rank {comm.Get_rank()}"
-    elif world_size is not None and world_size != comm.Get_size():
-        problem = f"init_rpc: world_size={world_size} but MPI runs {comm.Get_size()} processes"
+    problem = collectives._launch_mismatch(comm, rank, world_size, use_env, fn="init_rpc")
     # Every rank learns every rank's verdict, so a mistake on one rank fails them all (no rank waits alone).
     problems = [p for p in comm.allgather(problem) if p is not None]
     if problems:
@@ -101,10 +135,12 @@ def shutdown(graceful: bool = True, timeout: float | None = None) -> None:
     worker called it and no request, reply or reference-count message is in
     flight or running anywhere. Without it, pending futures fail at once.
     """
+    from minigrad_dist.rpc.functions import shutdown_calls  # noqa: PLC0415  (functions builds on this module)
     from minigrad_dist.rpc.rref import release_all_owned  # noqa: PLC0415  (rref builds on this module)
 
     agent = current_agent()
     try:
+        shutdown_calls(graceful, timeout)  # async_execution calls of this worker still waiting for a value
         agent.shutdown(graceful=graceful, timeout=timeout)
     finally:
         _state.agent = None
@@ -175,16 +211,22 @@ def rpc_async(to, func, args=(), kwargs=None, timeout=_UNSET):
     The future's ``wait()`` returns the result or re-raises the remote
     exception (same type where possible) with the remote traceback in its
     message. ``timeout`` in seconds (default: init_rpc's ``rpc_timeout``; 0: none)
-    fails the future with ``RpcTimeoutError``.
+    fails the future with ``RpcTimeoutError``. For a function decorated with
+    ``rpc.functions.async_execution`` the result is the value of the Future
+    it returns on ``to``.
 
     Raises:
         TypeError: ``func`` is not callable or cannot be pickled, ``args`` is not
             a tuple, ``kwargs`` not a dict, or ``timeout`` not a number.
         ValueError: an unknown worker, or a negative or NaN ``timeout``.
     """
+    from minigrad_dist.rpc import functions  # noqa: PLC0415  (functions builds on this module)
+
     _check_call(func, args, kwargs, timeout)
     worker = resolve(to)
     agent = current_agent()
+    if functions.is_async(func):
+        return functions.call_async(worker, func, args, kwargs, None if timeout is _UNSET else timeout)
     return agent.request(worker.id, func, args, kwargs, None if timeout is _UNSET else timeout)
 
 
@@ -203,9 +245,11 @@ def remote(to, func, args=(), kwargs=None, timeout=_UNSET):
 
     The owner computes while the caller goes on; ``rref.to_here()`` waits for
     the value. An exception raised by ``func`` is re-raised by ``to_here()``.
+    For an ``async_execution`` function the value is that of its Future.
     """
+    from minigrad_dist.rpc import functions  # noqa: PLC0415  (functions builds on this module)
     from minigrad_dist.rpc.rref import create_remote  # noqa: PLC0415  (rref builds on this module)
 
     _check_call(func, args, kwargs, timeout)
-    return create_remote(resolve(to), func, tuple(args), dict(kwargs or {}),
-                         None if timeout is _UNSET else timeout)
+    make = functions.remote_async if functions.is_async(func) else create_remote
+    return make(resolve(to), func, tuple(args), dict(kwargs or {}), None if timeout is _UNSET else timeout)

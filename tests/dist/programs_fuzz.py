@@ -222,7 +222,7 @@ def _collective_cases():
             lambda env, **kw: dist.init_process_group(**kw),
             dict(backend="mpi", comm=None, timeout=None, round_robin_channels=0),
             dict(
-                backend=["nccl", "gloo", None, 5],
+                backend=["smoke-signals", 5, 1.5],
                 comm=[5, "abc", object()],
                 timeout=[-1, 0, NAN, "a"],
                 round_robin_channels=["a", 1.5, -2],
@@ -363,7 +363,7 @@ def _rpc_cases():
             ),
             dict(
                 name=["", None, 5, "same"],
-                rank=[7, -1, "a"],
+                rank=[7, -2, "a"],
                 world_size=[7, 0, "a"],
                 rpc_timeout=[-1, NAN, "a", None],
             ),

@@ -1,0 +1,273 @@
+"""Programs run on every rank of a pool by test_p2p.py: point-to-point, all-to-all, init_process_group checks."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import minigrad as mg
+import minigrad_dist as dist
+from tests.dist.programs_collectives import ensure_init
+
+
+def _message(call):
+    """The exception ``call()`` raised, as ``(type name, message)``; None when it returned."""
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001  (the test compares types with PyTorch's)
+        return type(error).__name__, str(error)
+    return None
+
+
+# -- point-to-point ---------------------------------------------------------------------
+
+
+def p2p_exchanges():
+    """send/recv, any-source recv, tags, ordering, batches and group ranks; returns what each rank saw."""
+    r, n = ensure_init()
+    seen = {}
+    # Blocking pairs: rank 0 sends rank k a (2, 3) float64 tensor of value k; a minigrad Tensor both ways.
+    if r == 0:
+        for k in range(1, n):
+            dist.send(mg.ones(2, 3, dtype=mg.float64) * k, dst=k)
+    else:
+        t = mg.zeros(2, 3, dtype=mg.float64)
+        seen["from_zero"] = (dist.recv(t, src=0), t.data.tolist())
+    # Any source: every other rank sends its rank to rank 0, which learns the senders from recv's result.
+    # (Each part uses its own tag: an any-source receive would also match a later part's message.)
+    if r == 0:
+        got = []
+        for _ in range(n - 1):
+            t = np.zeros(1, dtype=np.int64)
+            sender = dist.recv(t, tag=11)
+            got.append((sender, int(t[0])))
+        seen["any_source"] = sorted(got)
+    else:
+        dist.send(np.array([r], dtype=np.int64), dst=0, tag=11)
+    # Tags: the last rank sends tag 5 then tag 7; rank 0 receives tag 7 first.
+    last = n - 1
+    if r == last:
+        works = [dist.isend(np.array([5.0]), dst=0, tag=5), dist.isend(np.array([7.0]), dst=0, tag=7)]
+        for w in works:
+            w.wait()
+    elif r == 0:
+        seven, five = np.zeros(1), np.zeros(1)
+        dist.recv(seven, src=last, tag=7)
+        dist.recv(five, src=last, tag=5)
+        seen["tags"] = (float(seven[0]), float(five[0]))
+    # Order: two irecvs with the same source and tag get the messages in sending order,
+    # even when the second is waited for first.
+    if r == last:
+        for value in (1, 2):
+            dist.send(np.full(4, value, dtype=np.int32), dst=0, tag=3)
+    elif r == 0:
+        first, second = np.zeros(4, np.int32), np.zeros(4, np.int32)
+        w1 = dist.irecv(first, src=last, tag=3)
+        w2 = dist.irecv(second, src=last, tag=3)
+        w2.wait()
+        w1.wait()
+        seen["order"] = (int(first[0]), int(second[0]), w1.is_completed(), w2.source_rank())
+    # A ring in one batch: send right, receive from the left (would deadlock as blocking calls).
+    if n > 1:
+        right, left = (r + 1) % n, (r - 1) % n
+        incoming = mg.zeros(3)
+        ops = [dist.P2POp(dist.isend, mg.ones(3) * r, right, tag=12), dist.P2POp(dist.irecv, incoming, left, tag=12)]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+        seen["ring"] = incoming.data.tolist()
+    # Group ranks: the group of {0, last}; group_dst=1 is global rank `last`, and recv reports global ranks.
+    group = dist.new_group([last, 0])
+    if group is not dist.NON_GROUP_MEMBER and n > 1:
+        if r == 0:
+            dist.send(np.arange(3.0), group=group, group_dst=1)
+        else:
+            out = np.zeros(3)
+            seen["group"] = (dist.recv(out, src=0, group=group), out.tolist())
+        dist.destroy_process_group(group)
+    # Odd dtypes and shapes, including empty tensors.
+    samples = [np.array([True, False]), np.zeros((0, 4), np.float32), np.arange(24, dtype=np.int16).reshape(2, 3, 4)]
+    if r == 0 and n > 1:
+        for s in samples:
+            dist.send(s, dst=1)
+    elif r == 1:
+        ok = []
+        for s in samples:
+            out = np.zeros_like(s)
+            dist.recv(out, src=0)
+            ok.append(bool(np.array_equal(out, s)))
+        seen["dtypes"] = ok
+    dist.barrier()
+    return seen
+
+
+def p2p_mismatches():
+    """Rank 1 sends tensors rank 0 does not expect; rank 0's receive raises (never garbage); then a good one."""
+    r, n = ensure_init()
+    sent = [np.ones(3, np.float32), np.ones(5, np.float32), np.ones(4, np.int32), np.ones((2, 3), np.float32)]
+    expected = [np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros((3, 2), np.float32)]
+    messages = []
+    if r == 1:
+        for s in sent:
+            dist.send(s, dst=0)
+        dist.send(np.full(2, 9.0), dst=0)
+    elif r == 0:
+        for e in expected:
+            messages.append(_message(lambda e=e: dist.recv(e, src=1)))
+        good = np.zeros(2)
+        dist.recv(good, src=1)
+        messages.append(good.tolist())
+    dist.barrier()
+    return messages
+
+
+def p2p_bad_arguments():
+    """Wrong arguments fail before any message moves: (type name, message) per call."""
+    r, n = ensure_init()
+    calls = {
+        "send_to_self": lambda: dist.send(np.ones(2), dst=r),
+        "recv_from_self": lambda: dist.recv(np.ones(2), src=r),
+        "dst_out_of_range": lambda: dist.send(np.ones(2), dst=n + 3),
+        "negative_tag": lambda: dist.isend(np.ones(2), dst=(r + 1) % n, tag=-1),
+        "no_dst": lambda: dist.send(np.ones(2)),
+        "both_dst": lambda: dist.send(np.ones(2), dst=(r + 1) % n, group_dst=(r + 1) % n),
+        "not_contiguous": lambda: dist.send(np.ones((4, 4))[:, 0], dst=(r + 1) % n),
+        "not_a_tensor": lambda: dist.send([1.0, 2.0], dst=(r + 1) % n),
+        "bad_op": lambda: dist.P2POp(dist.send, np.ones(2), (r + 1) % n),
+        "empty_batch": lambda: dist.batch_isend_irecv([]),
+    }
+    return {name: _message(call) for name, call in calls.items()}
+
+
+# -- all-to-all -------------------------------------------------------------------------
+
+
+def all_to_all_exchanges():
+    """all_to_all with per-peer sizes, all_to_all_single with equal and uneven splits, async; vs the definition."""
+    r, n = ensure_init()
+    # Rank i sends rank j (i + 1) * (j + 1) values of 100 * i + j.
+    inputs = [mg.full(((r + 1) * (j + 1),), 100.0 * r + j) for j in range(n)]
+    outputs = [mg.zeros((i + 1) * (r + 1)) for i in range(n)]
+    dist.all_to_all(outputs, inputs)
+    for i, out in enumerate(outputs):
+        assert np.all(out.data == 100.0 * i + r), (i, out.data)
+    # Outputs may be strided views (here the columns of one array): they are written in place.
+    columns = np.zeros((2, n))
+    dist.all_to_all([columns[:, i] for i in range(n)], [np.full(2, 10.0 * r + j) for j in range(n)])
+    assert np.array_equal(columns, np.tile(10.0 * np.arange(n) + r, (2, 1))), columns
+    # Equal splits of a (2n, 3) tensor: row block j goes to rank j.
+    x = np.arange(2 * n * 3, dtype=np.float64).reshape(2 * n, 3) + 1000 * r
+    y = np.zeros_like(x)
+    dist.all_to_all_single(y, x)
+    for i in range(n):
+        expected = np.arange(2 * n * 3, dtype=np.float64).reshape(2 * n, 3)[2 * r : 2 * r + 2] + 1000 * i
+        assert np.array_equal(y[2 * i : 2 * i + 2], expected), (i, y)
+    # Uneven splits: rank i sends j + 1 rows to rank j (so rank r receives r + 1 rows from each).
+    in_splits = [j + 1 for j in range(n)]
+    x = np.repeat(np.arange(n, dtype=np.int64)[:, None] + 10 * r, in_splits, axis=0).repeat(2, axis=1)
+    y = np.zeros(((r + 1) * n, 2), dtype=np.int64)
+    work = dist.all_to_all_single(y, x, output_split_sizes=[r + 1] * n, input_split_sizes=in_splits, async_op=True)
+    work.wait()
+    assert work.is_completed()
+    expected = np.repeat(np.array([10 * i + r for i in range(n)]), r + 1)[:, None].repeat(2, axis=1)
+    assert np.array_equal(y, expected), y
+    return r
+
+
+def all_to_all_mismatch():
+    """Rank 0 expects one more value from the last rank than it sends: rank 0 raises, nobody hangs."""
+    r, n = ensure_init()
+    inputs = [np.full(2, float(r)) for _ in range(n)]
+    outputs = [np.zeros(3 if (r == 0 and i == n - 1) else 2) for i in range(n)]
+    problem = _message(lambda: dist.all_to_all(outputs, inputs))
+    check = np.ones(1)
+    dist.all_reduce(check)  # the group still works afterwards
+    return problem, float(check[0])
+
+
+def all_to_all_bad_arguments():
+    """Local argument errors of the all-to-all collectives: (type name, message) per call."""
+    r, n = ensure_init()
+    calls = {
+        "a2a_list_length": lambda: dist.all_to_all([np.zeros(2)] * (n + 1), [np.zeros(2)] * n),
+        "a2a_dtypes": lambda: dist.all_to_all([np.zeros(2)] * n, [np.zeros(2, np.float32)] * n),
+        "single_not_divisible": lambda: dist.all_to_all_single(np.zeros(n + 1), np.zeros(n + 1)),
+        "single_split_sum": lambda: dist.all_to_all_single(np.zeros(n), np.zeros(n), [1] * n, [2] * n),
+        "single_dtypes": lambda: dist.all_to_all_single(np.zeros(n), np.zeros(n, np.float32)),
+    }
+    return {name: _message(call) for name, call in calls.items()}
+
+
+# -- init_process_group's checks -----------------------------------------------------------
+
+
+def _reinit(**kwargs):
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    return _message(lambda: dist.init_process_group(**kwargs))
+
+
+def init_checks():
+    """rank/world_size/RANK checks (every rank raises together), backend names, get_backend; restores the group."""
+    r, n = ensure_init()
+    out = {}
+    out["rank_wrong_on_last"] = _reinit(backend="gloo", rank=(r + 1) % n if r == n - 1 else r, world_size=n)
+    out["world_size_wrong"] = _reinit(backend="gloo", world_size=n + 1)
+    os.environ["RANK"] = str(r + 1)
+    try:
+        out["env_rank_wrong"] = _reinit(backend="mpi")
+    finally:
+        del os.environ["RANK"]
+    out["unknown_backend"] = _reinit(backend="smoke-signals")
+    out["bad_init_method"] = _reinit(backend="gloo", init_method="carrier-pigeon://x")
+    out["rank_not_int"] = _reinit(rank="0")
+    out["nccl_without_gpu"] = _reinit(backend="nccl") if not mg.backend.cuda_is_available() else None
+    os.environ["RANK"], os.environ["WORLD_SIZE"] = str(r), str(n)
+    try:
+        out["ok_gloo"] = _reinit(backend="GLOO", init_method="env://", rank=r, world_size=n)
+    finally:
+        del os.environ["RANK"], os.environ["WORLD_SIZE"]
+    out["gloo_backend"] = str(dist.get_backend())
+    t = np.ones(1)
+    dist.all_reduce(t)
+    out["gloo_allreduce"] = float(t[0])
+    out["ok_pair"] = _reinit(backend="cpu:gloo,cuda:nccl", init_method="tcp://127.0.0.1:29500")
+    out["pair_backend"] = dist.get_backend()
+    _reinit()
+    out["default_backend"] = dist.get_backend()
+    out["reduce_op_alias"] = dist.reduce_op.SUM is dist.ReduceOp.SUM
+    return out
+
+
+# -- drawn cases ------------------------------------------------------------------------
+
+
+def p2p_roundtrip(spec):
+    """Rank 0 sends ``spec["values"]`` (an array) to rank 1 with tag ``spec["tag"]``; rank 1 sends it back doubled."""
+    r, n = ensure_init()
+    values, tag = spec["values"], spec["tag"]
+    if r == 0:
+        dist.send(values, dst=1, tag=tag)
+        back = np.zeros_like(values)
+        source = dist.recv(back, tag=tag)
+        return source, back
+    if r == 1:
+        got = np.zeros_like(values)
+        work = dist.irecv(got, src=0, tag=tag)
+        work.wait()
+        dist.isend(np.asarray(got * 2) if got.dtype != np.bool_ else got, dst=0, tag=tag).wait()
+        return work.source_rank(), got
+    return None
+
+
+def all_to_all_single_splits(spec):
+    """all_to_all_single with the drawn split matrix ``spec["splits"][i][j]`` (rows rank i sends rank j)."""
+    r, n = ensure_init()
+    splits = spec["splits"]
+    width = spec["width"]
+    in_splits = splits[r]
+    out_splits = [splits[i][r] for i in range(n)]
+    x = np.concatenate([np.full((in_splits[j], width), 100 * r + j, dtype=np.float32) for j in range(n)])
+    y = np.full((sum(out_splits), width), -1, dtype=np.float32)
+    dist.all_to_all_single(y, x, output_split_sizes=out_splits, input_split_sizes=in_splits)
+    return y
