@@ -21,6 +21,10 @@ def _compare(mine, theirs, rtol, atol, where="result"):
         assert set(mine) == set(theirs), f"{where}: keys {sorted(mine)} vs PyTorch's {sorted(theirs)}"
         for key in theirs:
             _compare(mine[key], theirs[key], rtol, atol, f"{where}.{key}")
+    elif isinstance(theirs, (list, tuple)) and any(isinstance(t, (list, tuple, dict)) for t in theirs):
+        assert len(mine) == len(theirs), f"{where}: length {len(mine)} vs PyTorch's {len(theirs)}"
+        for i, (m, t) in enumerate(zip(mine, theirs)):
+            _compare(m, t, rtol, atol, f"{where}[{i}]")
     elif isinstance(theirs, (list, tuple, int, float)) and not isinstance(theirs, bool):
         np.testing.assert_allclose(np.asarray(mine, dtype=float), np.asarray(theirs, dtype=float),
                                    rtol=rtol, atol=atol, err_msg=where)
