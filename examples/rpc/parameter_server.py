@@ -20,10 +20,14 @@ every other rank a trainer ("trainer1", "trainer2", ...).
   3. calls ``DistributedOptimizer.step(context_id)``: the server steps its
      SGD optimizer with the gradients of that context.
 
-Trainers work concurrently, so this is asynchronous SGD: a trainer's
-forward may read parameters that another trainer's step updates meanwhile
-(Hogwild-style staleness; steps themselves are serialized by the
-distributed optimizer's lock on the server). When every trainer reported
+Trainers work concurrently, so this is asynchronous SGD with stale
+gradients: another trainer's step may update the parameters between a
+trainer's forward and its backward. The forward therefore computes with
+clones of the parameters (the gradient flows through the clones to the
+parameters): the values the backward needs are never overwritten. Using the
+parameters themselves would make that backward fail with "modified by an
+inplace operation", as in PyTorch, since a step writes them in place. Steps
+themselves are serialized by the distributed optimizer's lock on the server. When every trainer reported
 that it finished, the server evaluates the model on the test set.
 """
 
@@ -74,8 +78,17 @@ class ParameterServer:
         self.steps = {}
 
     def forward(self, x):
-        """Logits ``(batch, 10)`` for ``x`` ``(batch, 64)``; runs inside the caller's autograd context."""
-        return self.model(x)
+        """Logits ``(batch, 10)`` for ``x`` ``(batch, 64)``; runs inside the caller's autograd context.
+
+        Computes with clones of the weights taken now (see the module docstring).
+        """
+        layers = [m for m in self.model if isinstance(m, nn.Linear)]
+        h = x
+        for i, layer in enumerate(layers):
+            h = F.linear(h, layer.weight.clone(), layer.bias.clone())
+            if i < len(layers) - 1:
+                h = F.relu(h)
+        return h
 
     def parameter_rrefs(self) -> list:
         """An ``RRef`` to each model parameter (for the trainers' ``DistributedOptimizer``)."""
