@@ -4,6 +4,7 @@
 has a finite-difference (gradcheck) case and a PyTorch-oracle case.
 """
 
+from minigrad import inplace
 from minigrad.ops import (
     einsum,
     elementwise,
@@ -56,6 +57,11 @@ REGISTRY = {
     "index_scatter": indexing.IndexScatter,
     # linear algebra
     "matmul": linalg.MatMul,
+    # in-place writes (minigrad/inplace.py)
+    "copy_slices": inplace.CopySlices,
+    "zero_region": inplace.ZeroRegion,
+    "copy_from": inplace.CopyFrom,
+    "index_put": inplace.IndexPut,
     # neural-network ops
     **nn.OPS,
     **pooling.OPS,
