@@ -19,12 +19,12 @@ drawn from U(-1/sqrt(H), 1/sqrt(H)). The equations, per time step::
 How a layer runs over a sequence (``RNNBase._run_direction``), per layer and direction:
 
 1. the input projection ``W_ih x + b_ih`` of every time step in one matmul;
-2. that (T, N, G*H) tensor split into its T steps by halving (``_time_steps``),
-   so that the backward pass costs O(T log T) rather than O(T^2) scatters;
-3. a Python loop over the steps: one matmul with ``W_hh`` and the gate
-   arithmetic, built from the ordinary differentiable ops (so higher-order
-   gradients work);
-4. the hidden states stacked into the output in one op.
+2. the recurrence over all steps as one fused graph node (``minigrad.ops.rnn``:
+   ``LSTMLayer``, ``GRULayer``, ``RNNLayer``), whose backward accumulates the
+   recurrent weights' gradients in one matmul over all steps and stays
+   differentiable under ``create_graph=True``.
+
+A cell (``LSTMCell`` ...) is the same op run over a sequence of one step.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.layers import _empty_parameter
 from minigrad.nn.module import Module
+from minigrad.ops import rnn as _rnn_ops
 from minigrad.ops.nn import Linear as _LinearOp
 from minigrad.ops.shape import cat, stack
 from minigrad.tensor import Tensor
@@ -49,67 +50,25 @@ __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "L
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-# -- one time step ------------------------------------------------------------------------------
+# -- one layer over a sequence ------------------------------------------------------------------
 #
-# Each step function takes the input projection ``gi`` (N, G*H) of this step, the state
-# ``h`` (and ``c`` for LSTM, else None) and the recurrent weights, and returns (h', c').
-# They call the Linear op directly: the arguments were validated once for the whole sequence.
+# The fused ops are called directly: the arguments were validated once for the whole call.
 
 
-def _tanh_step(gi, h, c, w_hh, b_hh, w_hr):
-    return (gi + _LinearOp()(h, w_hh, b_hh)).tanh(), None
+def _run_layer(mode: str, gi: Tensor, h: Tensor, c, weights: tuple, reverse: bool = False):
+    """The recurrence of one layer and direction over gi (T, N, G*H): returns (outputs (T, N, H_out), h_T, c_T).
 
-
-def _relu_step(gi, h, c, w_hh, b_hh, w_hr):
-    return (gi + _LinearOp()(h, w_hh, b_hh)).relu(), None
-
-
-def _lstm_step(gi, h, c, w_hh, b_hh, w_hr):
-    size = c.shape[-1]
-    gates = gi + _LinearOp()(h, w_hh, b_hh)
-    in_forget = gates[:, : 2 * size].sigmoid()  # i and f are adjacent: one sigmoid for both
-    cell = gates[:, 2 * size : 3 * size].tanh()
-    out = gates[:, 3 * size :].sigmoid()
-    c = in_forget[:, size:] * c + in_forget[:, :size] * cell
-    h = out * c.tanh()
-    if w_hr is not None:
-        h = _LinearOp()(h, w_hr, None)
-    return h, c
-
-
-def _gru_step(gi, h, c, w_hh, b_hh, w_hr):
-    size = h.shape[-1]
-    gh = _LinearOp()(h, w_hh, b_hh)
-    reset_update = (gi[:, : 2 * size] + gh[:, : 2 * size]).sigmoid()
-    new = (gi[:, 2 * size :] + reset_update[:, :size] * gh[:, 2 * size :]).tanh()
-    return new + reset_update[:, size:] * (h - new), None
-
-
-_STEPS = {"RNN_TANH": _tanh_step, "RNN_RELU": _relu_step, "LSTM": _lstm_step, "GRU": _gru_step}
-
-# Blocks of at most this many steps are indexed step by step; larger ones are halved first.
-_LEAF_STEPS = 4
-
-
-def _time_steps(x: Tensor) -> list:
-    """``[x[0], ..., x[T-1]]``, split by halves.
-
-    Indexing ``x[t]`` T times directly would make the backward scatter T
-    gradients of x's full size (O(T^2) work); halving first makes each level
-    of the split cost one full-size scatter, O(T log T) in all.
+    ``weights`` is (w_hh, b_hh, w_hr) (biases and projection None when absent);
+    ``c`` and the returned c_T are None unless ``mode`` is "LSTM".
     """
-    steps = []
-    pending = [x]
-    while pending:
-        block = pending.pop()
-        n = block.shape[0]
-        if n <= _LEAF_STEPS:
-            steps.extend(block[t] for t in range(n))
-        else:
-            half = n // 2
-            pending.append(block[half:])
-            pending.append(block[:half])  # popped first: steps come out in order
-    return steps
+    w_hh, b_hh, w_hr = weights
+    if mode == "LSTM":
+        return _rnn_ops.LSTMLayer(reverse)(gi, h, c, w_hh, b_hh, w_hr)
+    if mode == "GRU":
+        out, h = _rnn_ops.GRULayer(reverse)(gi, h, w_hh, b_hh)
+    else:
+        out, h = _rnn_ops.RNNLayer("tanh" if mode == "RNN_TANH" else "relu", reverse)(gi, h, w_hh, b_hh)
+    return out, h, None
 
 
 # -- argument checks ----------------------------------------------------------------------------
@@ -228,9 +187,15 @@ class RNNCellBase(Module):
         _expect_like(name, what, state, self.weight_ih)
         return state if batched else state.unsqueeze(0)
 
-    def _project_input(self, x, batched):
-        x = x if batched else x.unsqueeze(0)
-        return x, _LinearOp()(x, self.weight_ih, self.bias_ih)
+    def _step(self, mode, x, batched, h, c=None):
+        """One step of ``mode`` from input ``x`` and states ``h`` (, ``c``), each (N, ...); returns (h', c')."""
+        gi = _LinearOp()(x.unsqueeze(0) if batched else x.unsqueeze(0).unsqueeze(0), self.weight_ih, self.bias_ih)
+        if h is None:
+            h = _zeros(gi.shape[1:2] + (self.hidden_size,), x)
+        if mode == "LSTM" and c is None:
+            c = h
+        _, h, c = _run_layer(mode, gi, h, c, (self.weight_hh, self.bias_hh, None))
+        return h, c
 
 
 class RNNCell(RNNCellBase):
@@ -259,11 +224,8 @@ class RNNCell(RNNCellBase):
     def forward(self, input, hx=None):  # noqa: A002  (PyTorch's name)
         """Compute the next hidden state."""
         batched = self._check_input(input)
-        x, gi = self._project_input(input, batched)
-        h = _zeros((x.shape[0], self.hidden_size), x) if hx is None else self._check_state(
-            input, hx, 0, self.hidden_size, batched)
-        step = _tanh_step if self.nonlinearity == "tanh" else _relu_step
-        h, _ = step(gi, h, None, self.weight_hh, self.bias_hh, None)
+        h = None if hx is None else self._check_state(input, hx, 0, self.hidden_size, batched)
+        h, _ = self._step("RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU", input, batched, h)
         return h if batched else h.squeeze(0)
 
 
@@ -285,15 +247,13 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):  # noqa: A002
         """Compute the next (hidden, cell) state."""
         batched = self._check_input(input)
-        x, gi = self._project_input(input, batched)
-        if hx is None:
-            h = c = _zeros((x.shape[0], self.hidden_size), x)
-        else:
+        h = c = None
+        if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise TypeError(f"LSTMCell: hx must be a pair (h_0, c_0) of Tensors, got {type(hx).__name__}")
             h = self._check_state(input, hx[0], 0, self.hidden_size, batched)
             c = self._check_state(input, hx[1], 1, self.hidden_size, batched)
-        h, c = _lstm_step(gi, h, c, self.weight_hh, self.bias_hh, None)
+        h, c = self._step("LSTM", input, batched, h, c)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -313,10 +273,8 @@ class GRUCell(RNNCellBase):
     def forward(self, input, hx=None):  # noqa: A002
         """Compute the next hidden state."""
         batched = self._check_input(input)
-        x, gi = self._project_input(input, batched)
-        h = _zeros((x.shape[0], self.hidden_size), x) if hx is None else self._check_state(
-            input, hx, 0, self.hidden_size, batched)
-        h, _ = _gru_step(gi, h, None, self.weight_hh, self.bias_hh, None)
+        h = None if hx is None else self._check_state(input, hx, 0, self.hidden_size, batched)
+        h, _ = self._step("GRU", input, batched, h)
         return h if batched else h.squeeze(0)
 
 
@@ -356,7 +314,7 @@ class RNNBase(Module):
         if mode not in _GATES:
             raise ValueError(f"RNNBase: unknown mode {mode!r}; expected one of {sorted(_GATES)}")
         name = type(self).__name__
-        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
+        if (not isinstance(dropout, numbers.Real) or isinstance(dropout, bool)
                 or not 0 <= dropout <= 1):
             raise ValueError(
                 f"{name}: dropout should be a number in range [0, 1] representing the probability of an "
@@ -465,14 +423,13 @@ class RNNBase(Module):
             x = x.unsqueeze(1)
         h0, c0 = self._initial_state(hx, x, batched)
         directions = 2 if self.bidirectional else 1
-        step = _STEPS[self.mode]
         all_weights = self.all_weights
         finals_h, finals_c = [], []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(directions):
                 index = layer * directions + direction
-                out, h, c = self._run_direction(step, x, h0[index], None if c0 is None else c0[index],
+                out, h, c = self._run_direction(x, h0[index], None if c0 is None else c0[index],
                                                 all_weights[index], reverse=direction == 1)
                 outputs.append(out)
                 finals_h.append(h)
@@ -490,18 +447,12 @@ class RNNBase(Module):
             x = x.transpose(0, 1)
         return (x, (h_n, c_n)) if self.mode == "LSTM" else (x, h_n)
 
-    def _run_direction(self, step, x, h, c, weights, reverse):
+    def _run_direction(self, x, h, c, weights, reverse):
         """One layer in one direction over x (T, N, F): returns (outputs (T, N, H_out), h_T, c_T)."""
         w_ih, w_hh = weights[0], weights[1]
         b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
         w_hr = weights[-1] if self.proj_size else None
-        steps = _time_steps(_LinearOp()(x, w_ih, b_ih))
-        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
-        outputs = [None] * len(steps)
-        for t in order:
-            h, c = step(steps[t], h, c, w_hh, b_hh, w_hr)
-            outputs[t] = h
-        return stack(outputs, 0), h, c
+        return _run_layer(self.mode, _LinearOp()(x, w_ih, b_ih), h, c, (w_hh, b_hh, w_hr), reverse)
 
     def _check_input(self, x):
         """Validate the input sequence; return it and whether it is batched."""

@@ -16,6 +16,7 @@ from minigrad.ops import (
     normalization,
     pooling,
     reduce,
+    rnn,
     scan,
     shape,
     structure,
@@ -72,4 +73,5 @@ REGISTRY = {
     **gather.OPS,
     **einsum.OPS,
     **structure.OPS,
+    **rnn.OPS,
 }

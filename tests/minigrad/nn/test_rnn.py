@@ -362,3 +362,179 @@ def test_clearer_errors_where_pytorch_fails_by_accident():
         mnn.RNN(3, 4)([1.0, 2.0])
     with pytest.raises(ValueError, match="nonlinearity"):  # PyTorch accepts it here and fails when called
         mnn.RNNCell(3, 4, nonlinearity="sigmoid")
+
+
+# -- the fused layers (minigrad.ops.rnn) through the modules ------------------------------------------
+
+
+def _second_order(module, reference, data, state=None):
+    """Backward of a function of the input gradient (taken with create_graph=True), in both libraries."""
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+
+    def loss(output):
+        out, final = output
+        final = final[0] if isinstance(final, tuple) else final
+        return (out * out).sum() + final.tanh().sum()
+
+    args = () if state is None else (_convert(state, mg.tensor),)
+    targs = () if state is None else (_convert(state, torch.tensor),)
+    (g,) = mg.autograd.grad(loss(module(x, *args)), x, create_graph=True)
+    (tg,) = torch.autograd.grad(loss(reference(tx, *targs)), tx, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), **TOL)
+    (g**2).sum().backward()
+    (tg**2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **TOL)
+    for name, param in reference.named_parameters():
+        np.testing.assert_allclose(module.get_parameter(name).grad.numpy(), param.grad.numpy(), **TOL,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("mode, options", [
+    ("LSTM", dict(num_layers=2, bidirectional=True)), ("LSTM", dict(bidirectional=True, proj_size=2)),
+    ("RNN_TANH", dict(num_layers=2, bidirectional=True)), ("RNN_RELU", dict(bidirectional=True, bias=False)),
+    ("GRU", dict(num_layers=2)),
+])
+def test_second_order_gradients_of_every_mode_match_pytorch(mode, options):
+    reference = make(torch, mode, 2, 3, **options)
+    module = twin(make(mg, mode, 2, 3, dtype=mg.float64, **options), reference)
+    _second_order(module, reference, _normal((4, 2, 2)))
+
+
+@pytest.mark.parametrize("name", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_second_order_gradients_of_cells_match_pytorch(name):
+    reference = getattr(torch.nn, name)(2, 3)
+    module = twin(getattr(mnn, name)(2, 3, dtype=mg.float64), reference)
+    data = _normal((4, 2))
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+
+    def loss(out):
+        return (out[0] * out[1]).sum() if isinstance(out, tuple) else (out**3).sum()
+
+    (g,) = mg.autograd.grad(loss(module(x)), x, create_graph=True)
+    (tg,) = torch.autograd.grad(loss(reference(tx)), tx, create_graph=True)
+    g.sum().backward()
+    tg.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **TOL)
+    for pname, param in reference.named_parameters():
+        np.testing.assert_allclose(module.get_parameter(pname).grad.numpy(), param.grad.numpy(), **TOL)
+
+
+def test_first_order_gradients_agree_with_and_without_create_graph():
+    """The raw-array backward and the recorded one (create_graph) compute the same gradients."""
+    module = mnn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2, dtype=mg.float64)
+    x = mg.tensor(_normal((6, 2, 3)), requires_grad=True)
+    params = [x, *module.parameters()]
+    plain = mg.autograd.grad(module(x)[0].tanh().sum(), params)
+    recorded = mg.autograd.grad(module(x)[0].tanh().sum(), params, create_graph=True)
+    for a, b in zip(plain, recorded):
+        assert b.requires_grad
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _graph_nodes(tensor) -> list:
+    nodes, seen, pending = [], set(), [tensor.grad_fn]
+    while pending:
+        node = pending.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            nodes.append(node)
+            pending.extend(edge[0] for edge in node.next_edges if edge is not None)
+    return nodes
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_graph_size_does_not_grow_with_the_sequence(mode):
+    """One fused node per layer and direction, whatever the length: no per-step nodes."""
+    module = make(mg, mode, 3, 4, num_layers=2, bidirectional=True)
+    fused = {"LSTM": "LSTMLayer", "GRU": "GRULayer"}.get(mode, "RNNLayer")
+    counts = []
+    for steps in (2, 40):
+        nodes = _graph_nodes(module(mg.randn(steps, 2, 3))[0].sum())
+        assert sum(type(n).__name__ == fused for n in nodes) == 4
+        counts.append(len(nodes))
+    assert counts[0] == counts[1]
+
+
+def test_in_place_write_to_the_output_leaves_the_backward_intact():
+    """As in PyTorch, the layer's backward does not read its output tensor: writing to it is allowed."""
+    reference = torch.nn.LSTM(2, 3)
+    module = twin(mnn.LSTM(2, 3, dtype=mg.float64), reference)
+    data = _normal((5, 2, 2))
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    (out, (h, _)), (tout, (th, _)) = module(x), reference(tx)
+    loss, tloss = out.sum() + h.sum(), tout.sum() + th.sum()
+    out.mul_(0)
+    h.mul_(0)
+    tout.mul_(0)
+    th.mul_(0)
+    loss.backward()
+    tloss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **TOL)
+    np.testing.assert_allclose(module.weight_hh_l0.grad.numpy(), reference.weight_hh_l0.grad.numpy(), **TOL)
+
+
+@pytest.mark.parametrize("lib", [torch, mg], ids=["torch", "minigrad"])
+def test_in_place_write_to_the_initial_state_raises_at_backward(lib):
+    lstm = lib.nn.LSTM(2, 3)
+    h0 = lib.zeros(1, 2, 3, requires_grad=True).clone()
+    out, _ = lstm(lib.ones(4, 2, 2), (h0, lib.zeros(1, 2, 3)))
+    h0.add_(1)
+    with pytest.raises(RuntimeError, match="inplace|in-place"):
+        out.sum().backward()
+
+
+def test_in_place_write_to_a_recurrent_weight_raises_at_backward():
+    gru = mnn.GRU(2, 3)
+    out, _ = gru(mg.ones(4, 2, 2))
+    with mg.no_grad():
+        gru.weight_hh_l0.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_backward_twice_with_retain_graph_accumulates_like_pytorch():
+    reference = torch.nn.GRU(2, 3, bidirectional=True)
+    module = twin(mnn.GRU(2, 3, bidirectional=True, dtype=mg.float64), reference)
+    data = _normal((4, 2, 2))
+    loss, tloss = module(mg.tensor(data))[0].sum(), reference(torch.tensor(data))[0].sum()
+    for _ in range(2):
+        loss.backward(retain_graph=True)
+        tloss.backward(retain_graph=True)
+    for name, param in reference.named_parameters():
+        np.testing.assert_allclose(module.get_parameter(name).grad.numpy(), param.grad.numpy(), **TOL)
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()
+        loss.backward()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_saturated_gates_match_pytorch_without_warnings(mode):
+    """Pre-activations of +-1e4: sigmoid's e**-x overflows to inf internally, which must give exact 0 quietly."""
+    reference = make(torch, mode, 2, 3)
+    module = twin(make(mg, mode, 2, 3, dtype=mg.float64), reference)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_twins(module, reference, [_normal((5, 2, 2)) * 1e4])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_float32_language_model_step_matches_pytorch(mode):
+    """The benchmark's shapes in float32: outputs and gradients within float32 rounding."""
+    reference = make(torch, mode, 16, 32, num_layers=2)
+    module = make(mg, mode, 16, 32, num_layers=2)
+    module.load_state_dict({k: v.detach().numpy() for k, v in reference.state_dict().items()})
+    data = _normal((12, 5, 16)).astype(np.float32)
+    out, tout = module(mg.tensor(data))[0], reference(torch.tensor(data))[0]
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-4, atol=1e-5)
+    (out * out).sum().backward()
+    (tout * tout).sum().backward()
+    for name, param in reference.named_parameters():
+        np.testing.assert_allclose(module.get_parameter(name).grad.numpy(), param.grad.numpy(), rtol=1e-3,
+                                   atol=1e-4, err_msg=name)
+
+
+def test_fused_layer_rejects_an_unknown_nonlinearity():
+    from minigrad.ops.rnn import RNNLayer  # noqa: PLC0415
+
+    with pytest.raises(ValueError, match="RNNLayer: unknown nonlinearity 'gelu'"):
+        RNNLayer("gelu")
