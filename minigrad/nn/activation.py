@@ -216,12 +216,13 @@ class Hardtanh(Module):
     """x clipped into [min_val, max_val] (default [-1, 1]): see ``hardtanh``.
 
     Raises:
-        ValueError: ``max_val`` < ``min_val``.
+        TypeError: a bound is not a number. ValueError: ``max_val`` < ``min_val``.
     """
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__()
-        if max_val < min_val:
+        low, high = _expect_number("Hardtanh", "min_val", min_val), _expect_number("Hardtanh", "max_val", max_val)
+        if high < low:
             raise ValueError(f"Hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val

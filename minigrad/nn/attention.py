@@ -44,7 +44,7 @@ def _constant(array) -> Tensor:
     return Tensor._make(array, False, None, 0)
 
 
-def _check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa):
+def _check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     fn = "scaled_dot_product_attention()"
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor):
@@ -75,8 +75,15 @@ def _check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, enable_
             f"{fn}: key and value must have the same sequence length (dimension -2), got shapes "
             f"{key.shape} and {value.shape}"
         )
-    if not isinstance(dropout_p, numbers.Real) or isinstance(dropout_p, bool) or not 0.0 <= dropout_p <= 1.0:
+    if not isinstance(dropout_p, numbers.Real) or isinstance(dropout_p, bool):
+        raise TypeError(f"{fn}: argument 'dropout_p' must be a float, got {type(dropout_p).__name__}")
+    if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"{fn}: dropout probability has to be between 0 and 1, but got {dropout_p!r}")
+    for name, flag in (("is_causal", is_causal), ("enable_gqa", enable_gqa)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{fn}: argument '{name}' must be a bool, got {type(flag).__name__}")
+    if scale is not None and (not isinstance(scale, numbers.Real) or isinstance(scale, bool)):
+        raise TypeError(f"{fn}: argument 'scale' must be a float or None, got {type(scale).__name__}")
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor):
             raise TypeError(f"{fn}: argument 'attn_mask' must be Tensor, not {type(attn_mask).__name__}")
@@ -141,11 +148,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         Tensor (..., L, Ev). A query with no key left to attend to gets zeros.
 
     Raises:
-        TypeError: an argument is not a Tensor.
+        TypeError: an argument is not a Tensor, ``dropout_p``/``scale`` not a
+            number, ``is_causal``/``enable_gqa`` not a bool.
         RuntimeError: shapes, dtypes or devices that do not fit (names them),
-            ``attn_mask`` together with ``is_causal``, a bad ``dropout_p``.
+            ``attn_mask`` together with ``is_causal``, ``dropout_p`` outside [0, 1].
     """
-    _check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+    _check_sdpa_args(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         groups = query.shape[-3] // key.shape[-3]
         key, value = _repeat_heads(key, groups), _repeat_heads(value, groups)
@@ -250,7 +258,9 @@ class MultiheadAttention(Module):
     Linear), so ``state_dict`` keys match.
 
     Raises:
-        ValueError: ``embed_dim`` or ``num_heads`` is not positive.
+        TypeError: ``embed_dim``, ``num_heads``, ``kdim`` or ``vdim`` is not an int.
+        ValueError: ``embed_dim`` or ``num_heads`` is not positive, or ``dropout`` is not in [0, 1].
+        RuntimeError: ``kdim`` or ``vdim`` is negative.
         AssertionError: ``num_heads`` does not divide ``embed_dim`` (PyTorch's type).
     """
 
@@ -258,6 +268,12 @@ class MultiheadAttention(Module):
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
                  batch_first: bool = False, device=None, dtype=None):
         super().__init__()
+        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads), ("kdim", kdim), ("vdim", vdim)):
+            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)):
+                raise TypeError(f"MultiheadAttention: {name} must be an int, got {type(value).__name__}")
+        for name, value in (("kdim", kdim), ("vdim", vdim)):
+            if value is not None and value < 0:  # PyTorch's type for a negative size
+                raise RuntimeError(f"MultiheadAttention: {name} must be non-negative, got {value}")
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(
                 f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
@@ -437,6 +453,9 @@ class MultiheadAttention(Module):
         for name, t in (("query", query), ("key", key), ("value", value)):
             if not isinstance(t, Tensor):
                 raise TypeError(f"MultiheadAttention: {name} must be a Tensor, got {type(t).__name__}")
+        for name, mask in (("key_padding_mask", key_padding_mask), ("attn_mask", attn_mask)):
+            if mask is not None and not isinstance(mask, Tensor):
+                raise TypeError(f"MultiheadAttention: {name} must be a Tensor or None, got {type(mask).__name__}")
         if query.ndim == 3:
             if key.ndim != 3 or value.ndim != 3:
                 raise AssertionError(

@@ -252,17 +252,22 @@ class EmbeddingBag(Module):
     ``forward(input, offsets=None, per_sample_weights=None)`` returns (B, embedding_dim).
 
     Raises:
-        ValueError: a size is not a non-negative int, ``padding_idx`` is out
-            of range, ``_weight`` has the wrong shape, or an unsupported option.
+        TypeError: a size or ``padding_idx`` is not an int.
+        RuntimeError: a size is negative.
+        ValueError: ``padding_idx`` is out of range, ``_weight`` has the wrong
+            shape, or an unsupported option.
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
                  include_last_offset: bool = False, padding_idx=None, device=None, dtype=None):
         super().__init__()
+        # PyTorch's types: TypeError for a size that is not an int, RuntimeError for a negative one.
         for name, value in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"EmbeddingBag: {name} must be a non-negative int, got {value!r}")
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+                raise TypeError(f"EmbeddingBag: {name} must be an int, got {type(value).__name__}")
+            if value < 0:
+                raise RuntimeError(f"EmbeddingBag: {name} must be non-negative, got {value}")
         if mode not in _MODES:
             raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
         if scale_grad_by_freq or sparse:

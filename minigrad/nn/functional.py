@@ -28,6 +28,12 @@ __all__ = [
     "linear", "conv2d", "unfold", "fold", "relu", "gelu", "tanh", "sigmoid", "softmax", "log_softmax",
     "nll_loss", "cross_entropy", "mse_loss", "dropout", "layer_norm", "embedding",
 ]
+# Re-exported from the modules that define them (the imports at the end of this file).
+__all__ += [
+    "elu", "hardtanh", "leaky_relu", "relu6", "silu", "softmin", "scaled_dot_product_attention",
+    "embedding_bag", "batch_norm", "dropout1d", "dropout2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d",
+]
 
 _REDUCTIONS = ("none", "mean", "sum")
 

@@ -156,9 +156,9 @@ class _BatchNorm(Module):
     running_var, num_batches_tracked.
 
     Raises:
-        ValueError: ``num_features`` is not a non-negative int (constructor),
-            or the input has the wrong number of dimensions (forward; see also
-            ``batch_norm``).
+        TypeError: ``num_features`` is not an int (constructor).
+        RuntimeError: ``num_features`` is negative (constructor).
+        ValueError: the input has the wrong number of dimensions (forward; see also ``batch_norm``).
     """
 
     _ranks: tuple = ()
@@ -168,8 +168,11 @@ class _BatchNorm(Module):
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         name = type(self).__name__
-        if not isinstance(num_features, (int, np.integer)) or isinstance(num_features, bool) or num_features < 0:
-            raise ValueError(f"{name}: num_features must be a non-negative int, got {num_features!r}")
+        # PyTorch's types: TypeError for a size that is not an int, RuntimeError for a negative one.
+        if not isinstance(num_features, (int, np.integer)) or isinstance(num_features, bool):
+            raise TypeError(f"{name}: num_features must be an int, got {type(num_features).__name__}")
+        if num_features < 0:
+            raise RuntimeError(f"{name}: num_features must be non-negative, got {num_features}")
         self.num_features = int(num_features)
         self.eps = eps
         self.momentum = momentum

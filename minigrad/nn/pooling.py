@@ -162,7 +162,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         (values, int64 indices of the same shape).
 
     Raises:
-        TypeError: a geometry argument is not an int or a tuple of ints.
+        TypeError: a geometry argument is not an int or a tuple of ints, or a flag is not a bool.
         RuntimeError: wrong number of dimensions, non-positive kernel, stride
             or dilation, negative or too large padding, or an empty output.
         NotImplementedError: bool or complex input.
@@ -176,6 +176,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def _max_pool(fn, x, geometry, ceil_mode, return_indices, spatial):
     """Max pooling of a 3-D or 4-D ``x`` with a 2-D ``geometry``; messages as for ``spatial`` dimensions."""
     _expect_bool(fn, "ceil_mode", ceil_mode)
+    _expect_bool(fn, "return_indices", return_indices)
     out_size = _check_window(fn, x, *geometry, ceil_mode, spatial)
     return _max_result(ops.MaxPool2d(*geometry, out_size), x, return_indices)
 
@@ -246,6 +247,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
     """
     fn = "adaptive_max_pool2d"
     _expect_input(fn, input, 2, integers=False)
+    _expect_bool(fn, "return_indices", return_indices)
     out_size = _adaptive_size(fn, input, output_size, 2)
     return _max_result(ops.AdaptiveMaxPool2d(out_size), input, return_indices)
 
@@ -254,6 +256,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
     """``adaptive_max_pool2d`` along L of a sequence batch (N, C, L) or (C, L); ``output_size`` an int."""
     fn = "adaptive_max_pool1d"
     _expect_input(fn, input, 1, integers=False)
+    _expect_bool(fn, "return_indices", return_indices)
     (size,) = _adaptive_size(fn, input, output_size, 1)
     return _from_2d(_max_result(ops.AdaptiveMaxPool2d((1, size)), _as_2d(input), return_indices), input)
 

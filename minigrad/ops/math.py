@@ -411,12 +411,13 @@ class Round(_ZeroGradient):
             return a.copy()
         if not decimals:
             return xp.rint(a)
-        # Like PyTorch: scale by 10**|decimals| (in the tensor's dtype), round to even, scale back.
-        if decimals > 0:
-            scale = a.dtype.type(10.0**decimals)
-            return xp.rint(a * scale) / scale
-        scale = a.dtype.type(10.0**-decimals)
-        return xp.rint(a / scale) * scale
+        # Like PyTorch: scale by 10**|decimals| (in the tensor's dtype), round to even, scale back. A scale
+        # past the dtype's range is inf, which gives NaN (PyTorch's result too), not an OverflowError.
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = a.dtype.type(np.power(10.0, float(abs(decimals))))
+            if decimals > 0:
+                return xp.rint(a * scale) / scale
+            return xp.rint(a / scale) * scale
 
 
 # -- binary functions ------------------------------------------------------------------------------------
@@ -715,14 +716,19 @@ def equal(input, other) -> bool:  # noqa: A002
     return a.shape == b.shape and bool((a == b).all())
 
 
-def _check_tolerances(fn: str, input, other, rtol, atol) -> None:  # noqa: A002
+def _check_tolerances(fn: str, input, other, rtol, atol, equal_nan) -> None:  # noqa: A002
     expect_tensor(input, fn)
     expect_tensor(other, fn, "other")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+            raise TypeError(f"{fn}(): argument '{name}' must be a float, got {type(value).__name__}")
+    if not isinstance(equal_nan, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument 'equal_nan' must be a bool, got {type(equal_nan).__name__}")
     if input.dtype != other.dtype:
         raise RuntimeError(
             f"{fn}: input has dtype {input.dtype} but other has {other.dtype}; convert one with .to(dtype)"
         )
-    if rtol < 0 or atol < 0:
+    if not (rtol >= 0 and atol >= 0):  # NaN fails too, as in PyTorch
         raise RuntimeError(f"{fn}: rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
 
 
@@ -733,11 +739,15 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     ``equal_nan``. Integer and bool tensors are compared as float64.
 
     Raises:
-        TypeError: either argument is not a Tensor.
+        TypeError: either argument is not a Tensor, a tolerance is not a number, ``equal_nan`` not a bool.
         RuntimeError: the dtypes differ (as in PyTorch), or a tolerance is negative.
         ValueError: the shapes do not broadcast.
     """
-    _check_tolerances("isclose", input, other, rtol, atol)
+    return _isclose("isclose", input, other, rtol, atol, equal_nan)
+
+
+def _isclose(fn: str, input, other, rtol, atol, equal_nan):  # noqa: A002
+    _check_tolerances(fn, input, other, rtol, atol, equal_nan)
     a, b = input.data, other.data
     xp = backend.get_array_module(a, b)
     if a.dtype.kind in "biu":
@@ -751,12 +761,12 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
             result |= xp.isnan(a) & xp.isnan(b)
         return result
 
-    return _elementwise("isclose", close, a, b, promote=False)
+    return _elementwise(fn, close, a, b, promote=False)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # noqa: A002
     """True when every element of ``input`` is close to ``other``'s (see ``isclose``; same errors)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan).data.all())
+    return bool(_isclose("allclose", input, other, rtol, atol, equal_nan).data.all())
 
 
 def _unary_test(fn: str, ufunc, input, integer_value: bool):  # noqa: A002

@@ -129,13 +129,14 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     """``(values, indices)`` of the ``k``-th smallest element (``k`` counts from 1) along ``dim``.
 
     Raises:
-        TypeError: ``input`` is not a Tensor, ``k``/``dim`` not ints.
+        TypeError: ``input`` is not a Tensor, ``k``/``dim`` not ints, ``keepdim`` not a bool.
         IndexError: ``dim`` is out of range.
         RuntimeError: ``k`` is outside ``[1, size of dim]``.
     """
     expect_tensor(input, "kthvalue")
     k = _count(k, "kthvalue", "k")
     axis = _axis(input, dim, "kthvalue")
+    _check_flag(keepdim, "kthvalue", "keepdim")
     size = input.shape[axis] if input.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): k={k} is out of range for dimension {dim} of size {size}")

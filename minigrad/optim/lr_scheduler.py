@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import math
+import numbers
 import types
 import warnings
 from bisect import bisect_right
@@ -61,6 +62,17 @@ _EPOCH_DEPRECATION = (
 def _check_optimizer(optimizer) -> None:
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def _check_real(owner: str, **values) -> None:
+    """TypeError naming ``owner`` and the argument unless each value is a real number (not a bool).
+
+    PyTorch stores these unchecked and fails at a later ``step()`` with an
+    error that names nothing (or never fails and schedules nonsense).
+    """
+    for name, value in values.items():
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__}")
 
 
 def _per_group(name: str, optimizer: Optimizer, value) -> list:
@@ -252,7 +264,8 @@ class LambdaLR(LRScheduler):
     def get_lr(self) -> list:
         """``base_lr * lr_lambda(last_epoch)`` for each group."""
         self._warn_if_outside_step()
-        return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+        factors = _lambda_factors("LambdaLR", self.lr_lambdas, self.last_epoch)
+        return [base_lr * factor for factor, base_lr in zip(factors, self.base_lrs)]
 
     def state_dict(self) -> dict:
         """See the class docstring: the functions themselves are not saved."""
@@ -284,7 +297,8 @@ class MultiplicativeLR(LRScheduler):
         self._warn_if_outside_step()
         if self._is_initial:
             return _current_lrs(self.optimizer)
-        return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        factors = _lambda_factors("MultiplicativeLR", self.lr_lambdas, self.last_epoch)
+        return [group["lr"] * factor for factor, group in zip(factors, self.optimizer.param_groups)]
 
     def state_dict(self) -> dict:
         """See ``LambdaLR.state_dict``."""
@@ -306,6 +320,15 @@ def _lambdas(optimizer: Optimizer, lr_lambda) -> list:
         if not callable(fn):
             raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
     return lambdas
+
+
+def _lambda_factors(owner: str, lambdas: list, epoch: int) -> list:
+    """Each ``lr_lambda(epoch)``, checked to be a number (TypeError naming ``owner`` otherwise)."""
+    factors = [fn(epoch) for fn in lambdas]
+    for factor in factors:
+        if not isinstance(factor, numbers.Real):
+            raise TypeError(f"{owner}: lr_lambda must return a number, got {type(factor).__name__} for epoch {epoch}")
+    return factors
 
 
 def _state_without_lambdas(scheduler) -> dict:
@@ -342,11 +365,13 @@ class StepLR(LRScheduler):
     Raises:
         ValueError: ``step_size`` is not a positive int (PyTorch fails with a
             ZeroDivisionError at the first step for 0).
+        TypeError: ``gamma`` is not a number.
     """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
         if isinstance(step_size, bool) or not isinstance(step_size, int) or step_size <= 0:
             raise ValueError(f"StepLR: step_size must be a positive int, got {step_size!r}")
+        _check_real("StepLR", gamma=gamma)
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -372,14 +397,19 @@ class MultiStepLR(LRScheduler):
         last_epoch: see ``LRScheduler``.
 
     Raises:
-        TypeError: a milestone is not an int.
+        TypeError: a milestone is not an int, or ``gamma`` is not a number.
     """
 
     def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
-        milestones = list(milestones)
+        try:
+            milestones = list(milestones)
+        except TypeError:
+            raise TypeError(f"MultiStepLR: milestones must be an iterable of ints, got {type(milestones).__name__}") \
+                from None
         for milestone in milestones:
             if isinstance(milestone, bool) or not isinstance(milestone, int):
                 raise TypeError(f"MultiStepLR: milestones must be ints, got {milestone!r}")
+        _check_real("MultiStepLR", gamma=gamma)
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -412,11 +442,13 @@ class ConstantLR(LRScheduler):
         last_epoch: see ``LRScheduler``.
 
     Raises:
-        ValueError: ``factor`` outside [0, 1].
+        TypeError: ``factor`` or ``total_iters`` is not a number.
+        ValueError: ``factor`` outside [0, 1] (or NaN).
     """
 
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1):
-        if factor > 1.0 or factor < 0:
+        _check_real("ConstantLR", factor=factor, total_iters=total_iters)
+        if not 0 <= factor <= 1.0:  # NaN fails too
             raise ValueError(f"ConstantLR: factor must be between 0 and 1, got {factor}")
         self.factor = factor
         self.total_iters = total_iters
@@ -429,6 +461,8 @@ class ConstantLR(LRScheduler):
             return [group["lr"] * self.factor for group in self.optimizer.param_groups]
         if self.last_epoch != self.total_iters:
             return _current_lrs(self.optimizer)
+        if self.factor == 0:  # a rate of 0 cannot be divided back (PyTorch's ZeroDivisionError): start from base_lrs
+            return self._closed_form_lr()
         return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
 
     def _closed_form_lr(self) -> list:
@@ -449,14 +483,16 @@ class LinearLR(LRScheduler):
         last_epoch: see ``LRScheduler``.
 
     Raises:
-        ValueError: ``start_factor`` outside (0, 1] or ``end_factor`` outside [0, 1].
+        TypeError: a factor or ``total_iters`` is not a number.
+        ValueError: ``start_factor`` outside (0, 1] or ``end_factor`` outside [0, 1] (or NaN).
     """
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1):
-        if start_factor > 1.0 or start_factor <= 0:
+        _check_real("LinearLR", start_factor=start_factor, end_factor=end_factor, total_iters=total_iters)
+        if not 0 < start_factor <= 1.0:  # NaN fails too
             raise ValueError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
-        if end_factor > 1.0 or end_factor < 0:
+        if not 0 <= end_factor <= 1.0:
             raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
         self.start_factor = start_factor
         self.end_factor = end_factor
@@ -490,6 +526,7 @@ class ExponentialLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+        _check_real("ExponentialLR", gamma=gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -515,6 +552,7 @@ class PolynomialLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1):
+        _check_real("PolynomialLR", total_iters=total_iters, power=power)
         self.total_iters = total_iters
         self.power = power
         super().__init__(optimizer, last_epoch)
@@ -548,10 +586,12 @@ class CosineAnnealingLR(LRScheduler):
         last_epoch: see ``LRScheduler``.
 
     Raises:
+        TypeError: ``T_max`` or ``eta_min`` is not a number.
         ValueError: ``T_max`` is 0 (PyTorch fails with a ZeroDivisionError at the first step).
     """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):  # noqa: N803
+        _check_real("CosineAnnealingLR", T_max=T_max, eta_min=eta_min)
         if T_max == 0:
             raise ValueError("CosineAnnealingLR: T_max must be nonzero (the number of epochs to anneal over)")
         self.T_max = T_max
@@ -618,6 +658,7 @@ class OneCycleLR(LRScheduler):
             a per-group list of the wrong length, ``cycle_momentum`` with an
             optimizer that has neither momentum nor betas, or (from ``step``)
             stepping past ``total_steps``.
+        TypeError: a ``max_lr`` that is not a number.
     """
 
     def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None, epochs: int | None = None,
@@ -627,14 +668,15 @@ class OneCycleLR(LRScheduler):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
-        self._schedule_phases = _phases(self.total_steps, pct_start, three_phase)
-        if not isinstance(pct_start, float) or pct_start < 0 or pct_start > 1:
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:  # NaN fails too
             raise ValueError(f"OneCycleLR: expected a float between 0 and 1 for pct_start, but got {pct_start!r}")
+        self._schedule_phases = _phases(self.total_steps, pct_start, three_phase)
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
         self._anneal_func_type = anneal_strategy
 
         max_lrs = _per_group("max_lr", optimizer, max_lr)
+        _check_real("OneCycleLR", **{f"max_lr[{i}]": top for i, top in enumerate(max_lrs)})
         if last_epoch == -1:
             for group, top in zip(optimizer.param_groups, max_lrs):
                 group["initial_lr"] = top / div_factor
@@ -732,10 +774,25 @@ def _phases(total_steps: int, pct_start: float, three_phase: bool) -> list:
     ]
 
 
-def _check_schedulers(owner: str, optimizer, schedulers) -> None:
+def _scheduler_list(owner: str, schedulers) -> list:
+    """``schedulers`` (a non-empty list or tuple of objects with an ``optimizer``) as a list.
+
+    Raises:
+        TypeError: not a list or tuple, or an entry without an ``optimizer`` attribute.
+        ValueError: an empty list.
+    """
+    if not isinstance(schedulers, (list, tuple)):
+        raise TypeError(f"{owner}: schedulers must be a list of schedulers, got {type(schedulers).__name__}")
+    if not schedulers:
+        raise ValueError(f"{owner} expects at least one scheduler, but got no scheduler")
     for index, scheduler in enumerate(schedulers):
         if not hasattr(scheduler, "optimizer"):
             raise TypeError(f"{owner}: the scheduler at index {index} should have `optimizer` as its attribute")
+    return list(schedulers)
+
+
+def _check_schedulers(owner: str, optimizer, schedulers) -> None:
+    for index, scheduler in enumerate(schedulers):
         if isinstance(scheduler, ReduceLROnPlateau):
             raise ValueError(
                 f"{owner} does not support ReduceLROnPlateau (its step() needs the metric), "
@@ -764,13 +821,17 @@ class SequentialLR(LRScheduler):
     Raises:
         ValueError: no schedulers, a ReduceLROnPlateau, a scheduler of
             another optimizer, or a wrong number of milestones.
-        TypeError: a scheduler without an ``optimizer`` attribute.
+        TypeError: ``schedulers`` is not a list, a scheduler without an
+            ``optimizer`` attribute, or ``milestones`` not a list of ints.
     """
 
     def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1):
-        if len(schedulers) < 1:
-            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler")
+        schedulers = _scheduler_list("SequentialLR", schedulers)
         _check_schedulers("SequentialLR", optimizer, schedulers)
+        if not isinstance(milestones, (list, tuple)) or not all(
+            isinstance(m, int) and not isinstance(m, bool) for m in milestones
+        ):
+            raise TypeError(f"SequentialLR: milestones must be a list of ints, got {milestones!r:.60}")
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "SequentialLR expects one milestone fewer than schedulers, but got "
@@ -833,12 +894,11 @@ class ChainedScheduler(LRScheduler):
 
     Raises:
         ValueError: no schedulers, a ReduceLROnPlateau, or schedulers of different optimizers.
-        TypeError: a scheduler without an ``optimizer`` attribute.
+        TypeError: ``schedulers`` is not a list, or a scheduler without an ``optimizer`` attribute.
     """
 
     def __init__(self, schedulers, optimizer: Optimizer | None = None):
-        if len(schedulers) < 1:
-            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, but got no scheduler")
+        schedulers = _scheduler_list("ChainedScheduler", schedulers)
         optimizer = optimizer or schedulers[0].optimizer
         _check_schedulers("ChainedScheduler", optimizer, schedulers)
         self._schedulers = list(schedulers)
@@ -907,15 +967,17 @@ class ReduceLROnPlateau(LRScheduler):
         eps: the smallest change of rate applied (default 1e-8).
 
     Raises:
-        ValueError: ``factor >= 1``, an unknown ``mode`` or ``threshold_mode``,
+        ValueError: ``factor >= 1`` (or NaN), an unknown ``mode`` or ``threshold_mode``,
             or a ``min_lr`` list whose length differs from the number of groups.
-        TypeError: ``optimizer`` is not an ``Optimizer``.
+        TypeError: ``optimizer`` is not an ``Optimizer``, or a number argument is not a number.
     """
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
                  threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0,
                  eps: float = 1e-8):
-        if factor >= 1.0:
+        _check_real("ReduceLROnPlateau", factor=factor, patience=patience, threshold=threshold, cooldown=cooldown,
+                    eps=eps)
+        if not factor < 1.0:  # NaN fails too
             raise ValueError(f"ReduceLROnPlateau: factor should be < 1.0, got {factor}")
         self.factor = factor
         _check_optimizer(optimizer)
@@ -925,9 +987,11 @@ class ReduceLROnPlateau(LRScheduler):
                 raise ValueError(
                     f"ReduceLROnPlateau: expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
                 )
+            _check_real("ReduceLROnPlateau", **{f"min_lr[{i}]": low for i, low in enumerate(min_lr)})
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:
+            _check_real("ReduceLROnPlateau", min_lr=min_lr)
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * len(optimizer.param_groups)
         self.patience = patience

@@ -194,13 +194,37 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
-    """Python floats to a float64 Tensor."""
-    return factory.tensor(batch, dtype=np.float64)
+    """Python floats to a float64 Tensor.
+
+    Raises:
+        TypeError: a sample after the first is not a number (names it).
+    """
+    try:
+        return factory.tensor(batch, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        _check_numbers(batch, error)
+        raise
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
-    """Python ints to an int64 Tensor (bools to bool, float32 when floats follow: ``mg.tensor``'s rules)."""
-    return factory.tensor(batch)
+    """Python ints to an int64 Tensor (bools to bool, float32 when floats follow: ``mg.tensor``'s rules).
+
+    Raises:
+        TypeError: a sample after the first is not a number (names it).
+    """
+    try:
+        return factory.tensor(batch)
+    except (TypeError, ValueError) as error:
+        _check_numbers(batch, error)
+        raise
+
+
+def _check_numbers(batch, error) -> None:
+    """TypeError naming the first sample that is not a number, in a batch that starts with numbers."""
+    for i, value in enumerate(batch):
+        if not isinstance(value, (int, float, np.number, np.bool_)):
+            raise TypeError(f"default_collate: the batch starts with numbers but entry {i} is "
+                            f"{type(value).__name__} ({value!r:.40})") from error
 
 
 def collate_str_fn(batch, *, collate_fn_map=None):

@@ -24,10 +24,12 @@ import copy
 import functools
 import itertools
 import multiprocessing
+import numbers
 import os
 import queue
 import time
 import warnings
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 from minigrad.generator import numpy_rng
@@ -96,7 +98,11 @@ class DataLoader(Generic[T_co]):
             ``IterableDataset``; a negative ``num_workers`` or ``timeout``;
             ``prefetch_factor`` or ``persistent_workers`` without workers;
             setting ``batch_size``, ``sampler``, ... after construction.
-        TypeError: ``num_workers`` is not an int; ``generator`` is not a Generator.
+        TypeError: ``num_workers`` is not an int; ``timeout`` is not a number;
+            ``collate_fn`` or ``worker_init_fn`` is not callable; ``sampler`` or
+            ``batch_sampler`` is not an iterable (or is a str); ``generator``
+            is not a Generator; ``dataset`` has no ``__getitem__`` and is not an
+            ``IterableDataset``, or has no length while the default sampler needs it.
         AssertionError: iterating with ``timeout > 0`` and ``num_workers=0``
             (PyTorch's type for this error).
     """
@@ -129,8 +135,17 @@ class DataLoader(Generic[T_co]):
         if num_workers < 0:
             raise ValueError(f"DataLoader: num_workers option should be non-negative, got {num_workers}; "
                              f"use num_workers=0 to load in the calling thread")
+        if not isinstance(timeout, numbers.Real):
+            raise TypeError(f"DataLoader: timeout must be a number of seconds, got {type(timeout).__name__}")
         if timeout < 0:
             raise ValueError(f"DataLoader: timeout option should be non-negative, got {timeout}")
+        for name, fn in (("collate_fn", collate_fn), ("worker_init_fn", worker_init_fn)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"DataLoader: {name} must be callable or None, got {type(fn).__name__}")
+        for name, indices in (("sampler", sampler), ("batch_sampler", batch_sampler)):
+            if indices is not None and (isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable)):
+                raise TypeError(f"DataLoader: {name} must be an iterable of indices (a Sampler), "
+                                f"got {type(indices).__name__}")
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("DataLoader: prefetch_factor option could only be specified with worker threads; "
                              "set num_workers > 0, or leave prefetch_factor=None")
@@ -155,6 +170,9 @@ class DataLoader(Generic[T_co]):
         self.in_order = in_order
 
         iterable = isinstance(dataset, IterableDataset)
+        if not iterable and not hasattr(dataset, "__getitem__"):
+            raise TypeError(f"DataLoader: dataset must be a map-style dataset (with __getitem__ and __len__) or an "
+                            f"IterableDataset, got {type(dataset).__name__}")
         if iterable:
             if shuffle not in (False, None):
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, "
@@ -179,6 +197,12 @@ class DataLoader(Generic[T_co]):
             raise ValueError("DataLoader: batch_size=None option disables auto-batching and is mutually "
                              "exclusive with drop_last")
 
+        if sampler is None and batch_sampler is None and not iterable:
+            try:  # the default samplers need it (PyTorch finds out at the first epoch)
+                len(dataset)
+            except TypeError as error:
+                raise TypeError(f"DataLoader: the default sampler needs len(dataset) ({error}); give the dataset a "
+                                "__len__ or pass a sampler") from error
         if sampler is None:
             if iterable:
                 sampler = _InfiniteConstantSampler()

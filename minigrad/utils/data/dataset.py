@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import numbers
 import warnings
 from collections.abc import Iterable
 from typing import Generic, TypeVar
@@ -308,10 +309,20 @@ def random_split(dataset, lengths, generator=None):
     Raises:
         ValueError: a fraction outside [0, 1], a negative or non-integer
             length, or lengths that do not add up to ``len(dataset)``.
-        TypeError: ``generator`` is not a minigrad ``Generator``.
+        TypeError: ``dataset`` has no length, a length is not a number, or
+            ``generator`` is not a minigrad ``Generator``.
     """
-    lengths = list(lengths)
-    total = len(dataset)
+    try:
+        total = len(dataset)
+    except TypeError as error:
+        raise TypeError(f"random_split: dataset must be a sized dataset ({error})") from error
+    try:
+        lengths = list(lengths)
+    except TypeError as error:
+        raise TypeError(f"random_split: lengths must be a sequence of ints or fractions ({error})") from error
+    for i, n in enumerate(lengths):
+        if not isinstance(n, numbers.Real) or isinstance(n, bool):
+            raise TypeError(f"random_split: lengths must be ints or fractions, got {n!r:.40} at index {i}")
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         parts = []
         for i, fraction in enumerate(lengths):
