@@ -151,6 +151,43 @@ from minigrad import nn, optim
 from minigrad.serialization import load, save
 from minigrad.generator import Generator
 from minigrad import utils
+from minigrad.promotion import set_default_dtype
+from minigrad.device import device, get_default_device, set_default_device
+from minigrad.dtypes import (  # PyTorch's dtype names (NumPy dtypes): mg.float, mg.long, mg.cfloat, ...
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    finfo,
+    float,
+    half,
+    iinfo,
+    int,
+    int8,
+    int16,
+    is_complex,
+    is_floating_point,
+    short,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from minigrad.legacy_tensors import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
+from minigrad import accelerator, cuda, futures
 
 __version__ = "0.1.0"
 
@@ -176,4 +213,13 @@ __all__ += [
     "bitwise_or", "bitwise_xor", "bitwise_not", "sort", "argsort", "topk", "kthvalue", "cumsum", "cumprod",
     "gather", "scatter", "scatter_add", "index_select", "einsum", "tril", "triu", "chunk", "split", "unbind",
     "flip", "roll", "diagonal", "unflatten", "tile", "flatten",
+]
+
+# Devices, dtypes and PyTorch's other everyday names (device.py, dtypes.py, legacy_tensors.py, cuda.py, ...).
+__all__ += [
+    "device", "get_default_device", "set_default_device", "set_default_dtype", "dtype", "float", "double",
+    "half", "bool", "int", "short", "int8", "int16", "uint8", "uint16", "uint32", "uint64", "complex64",
+    "complex128", "cfloat", "cdouble", "finfo", "iinfo", "is_floating_point", "is_complex", "FloatTensor",
+    "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
+    "BoolTensor", "accelerator", "cuda", "futures",
 ]

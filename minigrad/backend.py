@@ -15,6 +15,10 @@ import threading
 
 import numpy as np
 
+from minigrad.device import CPU as _CPU
+from minigrad.device import default_device as _default_device
+from minigrad.device import device as _device
+
 try:  # CuPy is optional: the "gpu" extra installs it.
     import cupy as _cupy
     import cupyx as _cupyx
@@ -29,11 +33,18 @@ except ImportError:
     _CUDA_DEVICES = 0
 
 _DEVICE_PATTERN = re.compile(r"^(cpu|cuda)(?::(\d+))?$")
+# One device object per CUDA device, handed out by device_of and normalize_device.
+_CUDA_NAMES = tuple(_device("cuda", i) for i in range(_CUDA_DEVICES))
 
 
 def cuda_is_available() -> bool:
     """True when CuPy is importable and at least one CUDA device is visible."""
     return _CUDA_DEVICES > 0
+
+
+def cuda_is_installed() -> bool:
+    """True when CuPy is importable (whether or not it sees a device)."""
+    return _cupy is not None
 
 
 def cuda_device_count() -> int:
@@ -57,18 +68,65 @@ def use_cuda_device(index: int) -> None:
     _cupy.cuda.Device(index).use()
 
 
+def current_cuda_device() -> int:
+    """The index of this thread's current CUDA device (CuPy's), for ``mg.cuda.current_device``.
+
+    Raises:
+        RuntimeError: no CUDA device is available.
+    """
+    if not cuda_is_available():
+        raise RuntimeError(f"no current CUDA device: {cuda_unavailable_reason()}")
+    return _cupy.cuda.runtime.getDevice()
+
+
+def synchronize_cuda_device(index: int) -> None:
+    """Wait until all work queued on CUDA device ``index`` (every stream) has finished."""
+    _cupy.cuda.Device(index).synchronize()
+
+
+def cuda_device_name(index: int) -> str:
+    """The product name of CUDA device ``index`` (``"NVIDIA H100 80GB HBM3"``)."""
+    name = _cupy.cuda.runtime.getDeviceProperties(index)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def cuda_memory_allocated(index: int) -> int:
+    """Bytes of CuPy's default memory pool in use by arrays on CUDA device ``index``."""
+    with _cupy.cuda.Device(index):
+        return int(_cupy.get_default_memory_pool().used_bytes())
+
+
+def cuda_memory_reserved(index: int) -> int:
+    """Bytes CuPy's default memory pool holds on CUDA device ``index`` (in use plus cached)."""
+    with _cupy.cuda.Device(index):
+        return int(_cupy.get_default_memory_pool().total_bytes())
+
+
+def cuda_empty_cache() -> None:
+    """Give the cached, unused blocks of CuPy's memory pools back to the driver."""
+    _cupy.get_default_memory_pool().free_all_blocks()
+    _cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
 def normalize_device(device) -> str:
-    """Return the canonical device name for ``device``.
+    """Return the canonical device (an ``mg.device``, a str subclass) for ``device``.
 
     Accepts ``"cpu"``, ``"cuda"`` (meaning the current CUDA device),
-    ``"cuda:N"`` or an int N (meaning ``"cuda:N"``).
+    ``"cuda:N"``, an ``mg.device`` of those, an int N (meaning ``"cuda:N"``),
+    or None (meaning the default device, ``mg.set_default_device``).
 
     Raises:
         ValueError: the name is not a device name.
         RuntimeError: a CUDA device was asked for but none is available.
     """
     if device is None:
-        return "cpu"
+        device = _default_device()
+        if device is _CPU:
+            return _CPU
+        try:
+            return normalize_device(device)
+        except RuntimeError as error:
+            raise RuntimeError(f"{error} (the default device; mg.set_default_device(None) restores the CPU)") from None
     if isinstance(device, int) and not isinstance(device, bool):
         device = f"cuda:{device}"
     if not isinstance(device, str):
@@ -80,13 +138,13 @@ def normalize_device(device) -> str:
     if kind == "cpu":
         if index is not None:
             raise ValueError(f"unknown device {device!r}: the CPU device takes no index, use 'cpu'")
-        return "cpu"
+        return _CPU
     if not cuda_is_available():
-        raise RuntimeError(f"cannot use device {device!r}: {cuda_unavailable_reason()}")
+        raise RuntimeError(f"cannot use device '{device}': {cuda_unavailable_reason()}")
     index = int(index) if index is not None else _cupy.cuda.runtime.getDevice()
     if index >= _CUDA_DEVICES:
-        raise RuntimeError(f"device {device!r} does not exist: {_CUDA_DEVICES} CUDA device(s) visible")
-    return f"cuda:{index}"
+        raise RuntimeError(f"device '{device}' does not exist: {_CUDA_DEVICES} CUDA device(s) visible")
+    return _CUDA_NAMES[index]
 
 
 def get_array_module(*arrays):
@@ -126,10 +184,10 @@ def is_array(obj) -> bool:
 
 
 def device_of(array) -> str:
-    """The device name ("cpu" or "cuda:N") of a NumPy or CuPy array."""
+    """The device (``mg.device("cpu")`` or ``mg.device("cuda:N")``, str subclasses) of a NumPy or CuPy array."""
     if type(array) is np.ndarray or _cupy is None or not isinstance(array, _cupy.ndarray):
-        return "cpu"
-    return f"cuda:{array.device.id}"
+        return _CPU
+    return _CUDA_NAMES[array.device.id]
 
 
 def module_for_device(device: str):
@@ -222,6 +280,20 @@ _random = _RandomState()
 _seeding = [None, 0]
 
 
+def check_seed(seed, fn: str) -> int:
+    """``seed`` as PyTorch takes it: an int in [-2**63, 2**64 - 1], negative ones as ``2**64 + seed``.
+
+    Raises:
+        TypeError: ``seed`` is not an int. ValueError: it is out of that range (both name ``fn``).
+    """
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise TypeError(f"{fn} expects an int, got {type(seed).__name__}")
+    seed = int(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError(f"{fn}: seed must be in [-2**63, 2**64 - 1], got {seed}")
+    return seed if seed >= 0 else 2**64 + seed
+
+
 def manual_seed(seed: int) -> None:
     """Seed the random generators of every device (like ``torch.manual_seed``).
 
@@ -232,27 +304,39 @@ def manual_seed(seed: int) -> None:
         TypeError: ``seed`` is not an int.
         ValueError: ``seed`` is out of that range.
     """
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise TypeError(f"manual_seed expects an int, got {type(seed).__name__}")
-    seed = int(seed)
-    if not -(2**63) <= seed < 2**64:
-        raise ValueError(f"manual_seed: seed must be in [-2**63, 2**64 - 1], got {seed}")
-    _seeding[0] = seed if seed >= 0 else 2**64 + seed
+    _seeding[0] = check_seed(seed, "manual_seed")
+    _cuda_seeds.clear()
     _seeding[1] += 1
+
+
+def manual_seed_cuda(seed: int, index: int) -> None:
+    """Seed the generator of CUDA device ``index`` only (``torch.cuda.manual_seed``); other streams go on.
+
+    Raises:
+        TypeError, ValueError: as ``manual_seed``.
+    """
+    _cuda_seeds[_CUDA_NAMES[index]] = [check_seed(seed, "cuda.manual_seed")]
 
 
 def generator(device: str = "cpu"):
     """The random generator used for ``device`` (created on first use)."""
     if _random.epoch != _seeding[1]:
         _random.generators = {}
+        _random.seeded = {}
         _random.epoch = _seeding[1]
     gen = _random.generators.get(device)
+    if _cuda_seeds:  # some CUDA device was seeded on its own: is this generator older than that seed?
+        own = _cuda_seeds.get(device)
+        if own is not None and _random.seeded.get(device) is not own:
+            gen = None
     if gen is None:
         if device == "cpu":
             gen = np.random.default_rng(_seeding[0])
         else:
+            own = _cuda_seeds.get(device)
+            _random.seeded[device] = own
             with device_context(device):
-                gen = _cupy.random.default_rng(_seeding[0])
+                gen = _cupy.random.default_rng(_seeding[0] if own is None else own[0])
         _random.generators[device] = gen
     return gen
 

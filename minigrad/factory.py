@@ -1,7 +1,11 @@
-"""Ways to make tensors: ``tensor``, ``zeros``, ``randn``, ... with PyTorch's dtype rules.
+"""Ways to make tensors: ``tensor``, ``zeros``, ``randn``, ... with PyTorch's dtype and device rules.
 
-Python floats become float32 and Python ints int64 (as in PyTorch); NumPy
-and CuPy arrays keep their dtype. Random tensors come from the per-device
+Python floats become the default dtype (float32 unless ``set_default_dtype``
+changed it), Python complex numbers its complex counterpart, Python ints
+int64 (as in PyTorch); NumPy and CuPy arrays keep their dtype. Without
+``device=``, tensors are made on the default device (``set_default_device``;
+the CPU unless changed), except ``tensor``/``as_tensor`` of a Tensor or an
+array, which keep its device. Random tensors come from the per-device
 generators of ``backend`` (seeded by ``manual_seed``).
 """
 
@@ -10,16 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import backend
+from minigrad.dtypes import bool_, float16, float32, float64, int32, int64, long  # noqa: F401  (re-exported)
 from minigrad.promotion import get_default_dtype
 from minigrad.tensor import Tensor
-
-float16 = np.float16
-float32 = np.float32
-float64 = np.float64
-int32 = np.int32
-int64 = np.int64
-bool_ = np.bool_
-long = np.int64
 
 
 def _resolve_dtype(dtype):
@@ -52,23 +49,42 @@ def _shape(size, fn: str) -> tuple:
     return tuple(int(n) for n in size)
 
 
-def tensor(data, requires_grad=False, dtype=None, device="cpu") -> Tensor:
+_PYTHON_NUMBER_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def _python_number_dtype(numpy_dtype):
+    """The dtype of Python floats (float64 in NumPy) or complexes (complex128): the default dtype or its complex."""
+    default = get_default_dtype()
+    if numpy_dtype.kind == "c":
+        return np.result_type(default, np.complex64)
+    return default
+
+
+def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     """A new tensor holding a copy of ``data`` (list, number, array or Tensor).
+
+    Python floats take the default dtype and complex numbers its complex
+    counterpart (complex64 for float32). ``device=None`` keeps the device of
+    a Tensor or array ``data`` and uses the default device otherwise.
 
     Raises:
         TypeError: the data is not numeric or ``dtype`` is not a dtype.
         RuntimeError: ``requires_grad`` on a non-floating dtype.
     """
-    device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype)
     if isinstance(data, Tensor):
         data = data.data
     if backend.is_array(data):
+        device = backend.device_of(data) if device is None else backend.normalize_device(device)
         array = backend.to_device(data, device).astype(dtype or data.dtype, copy=True)
     else:
-        array = np.array(data, dtype=dtype)
-        if dtype is None and array.dtype == np.float64 and not isinstance(data, np.generic):
-            array = array.astype(get_default_dtype())
+        device = backend.normalize_device(device)
+        array = np.array(data)  # first as it is: None or strings give object/str arrays, refused below
+        if array.dtype.kind in "biufc":
+            if dtype is not None:
+                array = array.astype(dtype)
+            elif array.dtype in _PYTHON_NUMBER_DTYPES and not isinstance(data, np.generic):
+                array = array.astype(_python_number_dtype(array.dtype))
     if array.dtype.kind not in "biufc":
         raise TypeError(
             f"tensor: cannot make a numeric tensor from {type(data).__name__} data of dtype {array.dtype}"
@@ -76,12 +92,18 @@ def tensor(data, requires_grad=False, dtype=None, device="cpu") -> Tensor:
     return Tensor(backend.to_device(array, device), requires_grad=requires_grad)
 
 
-def as_tensor(data, dtype=None, device="cpu") -> Tensor:
-    """Like ``tensor`` but shares memory with an array when no conversion is needed."""
-    if isinstance(data, Tensor) and dtype is None and data.device == backend.normalize_device(device):
-        return data
-    if backend.is_array(data) and dtype is None and backend.device_of(data) == backend.normalize_device(device):
-        return Tensor(data)
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with a Tensor or array when no conversion is needed.
+
+    ``device=None`` keeps a Tensor's or array's device (the default device for other data).
+    """
+    if isinstance(data, Tensor) or backend.is_array(data):
+        array = data.data if isinstance(data, Tensor) else data
+        if array.dtype.kind not in "biufc":
+            raise TypeError(f"as_tensor: cannot make a numeric tensor from an array of dtype {array.dtype}")
+        same_device = device is None or backend.device_of(array) == backend.normalize_device(device)
+        if same_device and (dtype is None or _resolve_dtype(dtype) == array.dtype):
+            return data if isinstance(data, Tensor) else Tensor(data)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -108,22 +130,22 @@ def _filled(fn, size, dtype, device, requires_grad, fill):
     return Tensor(data, requires_grad=requires_grad)
 
 
-def zeros(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """A tensor of zeros of shape ``size`` (float32 by default)."""
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros of shape ``size`` (``get_default_dtype()`` by default)."""
     return _filled("zeros", size, dtype, device, requires_grad, lambda xp, s, d: xp.zeros(s, d))
 
 
-def ones(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """A tensor of ones of shape ``size`` (float32 by default)."""
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones of shape ``size`` (``get_default_dtype()`` by default)."""
     return _filled("ones", size, dtype, device, requires_grad, lambda xp, s, d: xp.ones(s, d))
 
 
-def empty(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """An uninitialized tensor of shape ``size`` (float32 by default)."""
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialized tensor of shape ``size`` (``get_default_dtype()`` by default)."""
     return _filled("empty", size, dtype, device, requires_grad, lambda xp, s, d: xp.empty(s, d))
 
 
-def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of shape ``size`` filled with ``fill_value``.
 
     Raises:
@@ -135,6 +157,8 @@ def full(size, fill_value, dtype=None, device="cpu", requires_grad=False) -> Ten
         dtype = np.bool_
     elif dtype is None and isinstance(fill_value, int):
         dtype = np.int64
+    elif dtype is None and isinstance(fill_value, complex):
+        dtype = _python_number_dtype(np.dtype(np.complex128))
     return _filled("full", (size,), dtype, device, requires_grad, lambda xp, s, d: xp.full(s, fill_value, d))
 
 
@@ -156,33 +180,43 @@ def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=t.device, requires_grad=requires_grad)
 
 
-def randn(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """Standard normal samples of shape ``size`` (float32 by default)."""
+def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples of shape ``size`` (``get_default_dtype()`` by default)."""
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or get_default_dtype()
     _check_float(dtype, "randn")
-    data = backend.generator(device).standard_normal(_shape(size, "randn"), dtype=dtype)
-    return Tensor(data, requires_grad=requires_grad)
+    data = backend.generator(device).standard_normal(_shape(size, "randn"), dtype=_draw_dtype(dtype))
+    return Tensor(data.astype(dtype, copy=False), requires_grad=requires_grad)
 
 
-def rand(*size, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """Uniform samples in [0, 1) of shape ``size`` (float32 by default)."""
+def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1) of shape ``size`` (``get_default_dtype()`` by default)."""
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or get_default_dtype()
     _check_float(dtype, "rand")
-    data = backend.generator(device).random(_shape(size, "rand"), dtype=dtype)
-    return Tensor(data, requires_grad=requires_grad)
+    data = backend.generator(device).random(_shape(size, "rand"), dtype=_draw_dtype(dtype))
+    return Tensor(data.astype(dtype, copy=False), requires_grad=requires_grad)
 
 
-def randint(low, high, size, dtype=None, device="cpu") -> Tensor:
-    """Integers uniform in [low, high) of shape ``size`` (int64 by default)."""
+def randint(low, high, size, dtype=None, device=None) -> Tensor:
+    """Integers uniform in [low, high) of shape ``size`` (int64 by default).
+
+    Raises:
+        TypeError: ``low`` or ``high`` is not an int.
+        ValueError: ``low >= high``.
+    """
+    for name, bound in (("low", low), ("high", high)):
+        if not isinstance(bound, (int, np.integer)) or isinstance(bound, bool):
+            raise TypeError(f"randint(): argument '{name}' must be an int, got {type(bound).__name__} {bound!r:.40}")
+    if low >= high:
+        raise ValueError(f"randint(): expects low < high, got low={low} and high={high}")
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or np.int64
     data = backend.generator(device).integers(low, high, size=_shape((size,), "randint"), dtype=dtype)
     return Tensor(data)
 
 
-def randperm(n, device="cpu") -> Tensor:
+def randperm(n, device=None) -> Tensor:
     """A random permutation of 0..n-1 (int64).
 
     Raises:
@@ -196,8 +230,8 @@ def randperm(n, device="cpu") -> Tensor:
     return Tensor(backend.generator(device).permutation(n).astype(np.int64))
 
 
-def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=False) -> Tensor:
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for int arguments, else float32.
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for int arguments, else the default dtype.
 
     Raises:
         TypeError: a bound or the step is not a real number.
@@ -225,8 +259,8 @@ def arange(start, end=None, step=1, dtype=None, device="cpu", requires_grad=Fals
     return Tensor(data, requires_grad=requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, device="cpu") -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (float32 by default).
+def linspace(start, end, steps, dtype=None, device=None) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (``get_default_dtype()`` by default).
 
     Raises:
         TypeError: ``start``/``end`` is not a real number or ``steps`` not an int.
@@ -244,6 +278,14 @@ def linspace(start, end, steps, dtype=None, device="cpu") -> Tensor:
     with backend.device_context(device):
         data = xp.linspace(start, end, steps, dtype=_resolve_dtype(dtype) or get_default_dtype())
     return Tensor(data)
+
+
+def _draw_dtype(dtype):
+    """The dtype to draw random floats in: NumPy's and CuPy's generators make no float16, so it is drawn as float32."""
+    return _FLOAT32 if dtype == _FLOAT16 else dtype
+
+
+_FLOAT16, _FLOAT32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
 def _check_float(dtype, fn):

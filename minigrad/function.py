@@ -85,6 +85,19 @@ class Node:
         """Return the gradients for ``next_edges`` given gradients of the outputs."""
         raise NotImplementedError
 
+    @property
+    def next_functions(self) -> tuple:
+        """``((node, output_nr), ...)``, one pair per input, like PyTorch's ``grad_fn.next_functions``.
+
+        A leaf that requires grad appears as its ``AccumulateGrad`` node
+        (``.variable`` is the leaf), an input that needs no gradient as
+        ``(None, 0)``, and so does a Python number given to an op
+        (``(x * 2).grad_fn.next_functions`` has two entries, as in PyTorch).
+        Where an op's inputs differ from PyTorch's version of it, the entries
+        follow minigrad's inputs.
+        """
+        return tuple((None, 0) if edge is None else edge for edge in self.next_edges)
+
     def register_prehook(self, output_nr: int, fn) -> None:
         """Run ``fn(grad)`` on the gradient of output ``output_nr`` before the backward."""
         if self._pre_hooks is None:

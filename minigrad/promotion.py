@@ -56,14 +56,47 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 
-__all__ = ["get_default_dtype", "promote_types", "result_type", "promote_operands"]
+__all__ = ["get_default_dtype", "set_default_dtype", "promote_types", "result_type", "promote_operands"]
 
 _default_dtype = np.dtype(np.float32)
 
 
 def get_default_dtype() -> np.dtype:
-    """The dtype of Python floats in tensors and promotion (float32): the one place it is kept."""
+    """The dtype of Python floats in tensors and promotion (float32 unless ``set_default_dtype`` changed it)."""
     return _default_dtype
+
+
+_DEFAULT_DTYPE_CHOICES = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+def set_default_dtype(d) -> None:
+    """Make ``d`` the dtype of Python floats, like ``torch.set_default_dtype``.
+
+    It is the dtype of ``mg.tensor([1.5])``, of ``zeros``/``randn``/``arange``
+    of floats and the other factories given no ``dtype``, of new layers'
+    parameters, and of Python floats in type promotion (an int64 tensor plus
+    ``2.5``, ``int / int``); the complex default follows it (complex128 for
+    float64). It is a process-wide setting, as in PyTorch.
+
+    Args:
+        d: a floating dtype: ``mg.float32``, ``mg.float64`` or ``mg.float16``
+            (PyTorch also takes bfloat16, which NumPy lacks).
+
+    Raises:
+        TypeError: ``d`` is not one of those (an integer, complex or bool
+            dtype, NumPy's longdouble, None, or not a dtype at all).
+    """
+    global _default_dtype
+    try:
+        dtype = None if d is None else np.dtype(d)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype not in _DEFAULT_DTYPE_CHOICES:
+        raise TypeError(
+            f"set_default_dtype(): only floating-point types are supported as the default type, got {d!r}; "
+            "use mg.float32, mg.float64 or mg.float16"
+        )
+    _default_dtype = dtype
 
 
 # -- categories and the promotion lattice -------------------------------------------------------

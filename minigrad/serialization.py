@@ -6,7 +6,9 @@ A checkpoint is a zip archive (entries stored uncompressed) holding:
   nodes: ``{"type": "dict", "items": [[key, value], ...]}``, ``"list"``,
   ``"tuple"``, ``"str"``, ``"int"``, ``"float"`` (its ``repr``, so NaN and
   infinities survive), ``"bool"``, ``"none"``, and ``"tensor"`` / ``"array"`` /
-  ``"numpy_scalar"`` nodes naming an array entry with its dtype and shape;
+  ``"numpy_scalar"`` nodes naming an array entry with its dtype and shape
+  (tensor and CuPy array nodes also name the ``"device"`` they were saved
+  from, ``"cpu"`` or ``"cuda:N"``; files without it were saved on the CPU);
 - ``arrays/<n>.npy``: one NumPy ``.npy`` file per distinct array.
 
 Loading parses the JSON, checks every node against that schema, and reads
@@ -27,6 +29,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import uuid
 import zipfile
 from collections import OrderedDict
@@ -49,6 +52,7 @@ _PICKLE_PROTO = 0x80
 # Checkpoints are shallow (a state dict is 3-4 levels deep); the limit keeps
 # both directions far from Python's recursion limit.
 _MAX_DEPTH = 100
+_SAVED_DEVICE = re.compile(r"^(cpu|cuda:(0|[1-9][0-9]*))$")
 
 
 class CheckpointError(ValueError):
@@ -114,10 +118,11 @@ class _Encoder:
         if isinstance(obj, str):
             return {"type": "str", "value": obj}
         if isinstance(obj, Tensor):
-            return self._array_node("tensor", obj.data, where)
+            return {**self._array_node("tensor", obj.data, where), "device": str(backend.device_of(obj.data))}
+        if isinstance(obj, np.ndarray):
+            return {**self._array_node("array", obj, where), "kind": "numpy"}
         if backend.is_array(obj):
-            kind = "numpy" if isinstance(obj, np.ndarray) else "cupy"
-            return {**self._array_node("array", obj, where), "kind": kind}
+            return {**self._array_node("array", obj, where), "kind": "cupy", "device": str(backend.device_of(obj))}
         if isinstance(obj, np.generic):
             return self._array_node("numpy_scalar", np.asarray(obj), where)
         if isinstance(obj, (dict, list, tuple)):
@@ -219,15 +224,32 @@ def _write_array(archive, entry: str, array) -> None:
 # -- loading ------------------------------------------------------------------
 
 
-def load(path, map_location=None):
+def load(path, map_location=None, *, weights_only=None):
     """Read a checkpoint written by ``save``.
 
     Args:
         path: a str or ``os.PathLike``, or a binary file object opened for reading.
-        map_location: the device for the loaded Tensors and CuPy arrays
-            (``"cpu"``, ``"cuda"``, ``"cuda:N"``); default CPU. NumPy arrays
-            always come back as NumPy arrays; CuPy arrays come back as CuPy
-            arrays only when ``map_location`` is a CUDA device.
+        map_location: where the loaded Tensors and CuPy arrays go, as in
+            ``torch.load``. Each was saved with its device ("cpu" or
+            "cuda:N", its *location*; files from before locations were
+            recorded say "cpu"):
+
+            - None: back to its location (RuntimeError when that is a CUDA
+              device and CUDA is not available: pass ``map_location="cpu"``);
+            - a device (``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``mg.device``, an int N): all go there;
+            - a dict ``{location: device}``, e.g. ``{"cuda:1": "cuda:0"}``:
+              those saved on a listed location go to its device, the others
+              back to their location;
+            - a callable ``f(storage, location)``: ``storage`` is the data as a
+              CPU Tensor (PyTorch passes a CPU storage), ``location`` the saved
+              device's name; it returns the Tensor (or array) to use, e.g.
+              ``storage.cuda(1)``, or None for the default (its location).
+
+            A CuPy array placed on the CPU comes back as a NumPy array;
+            NumPy arrays always come back as NumPy arrays.
+        weights_only: accepted for PyTorch's signature. minigrad checkpoints
+            never unpickle, so loading is always as safe as PyTorch's
+            ``weights_only=True``, whatever the value.
 
     Returns:
         the saved structure: dicts (OrderedDicts where an OrderedDict was
@@ -239,26 +261,76 @@ def load(path, map_location=None):
             written by ``torch.save`` or ``pickle.dump``), not a minigrad
             checkpoint, holds an object-dtype array, has a malformed
             manifest, or is truncated or corrupt. The message says which.
-        TypeError: ``map_location`` is not a device name.
+        TypeError: ``map_location`` is none of the above (or a dict with keys
+            or values that are not device names), a callable returned
+            something other than a Tensor, array or None, or
+            ``weights_only`` is not a bool or None.
+        ValueError/RuntimeError: a device name is invalid or unavailable.
         FileNotFoundError: no such file.
     """
-    device = _target_device(map_location)
+    if weights_only is not None and not isinstance(weights_only, bool):
+        raise TypeError(f"load: weights_only must be a bool or None, got {type(weights_only).__name__}")
+    placement = _Placement(map_location)
     if _is_file_object(path, "read", "load"):
-        return _load_from(_seekable(path), "<file object>", device)
+        return _load_from(_seekable(path), "<file object>", placement)
     name = os.fsdecode(os.fspath(path))
     with open(name, "rb") as f:
-        return _load_from(f, name, device)
+        return _load_from(f, name, placement)
 
 
-def _target_device(map_location) -> str:
-    if map_location is None:
-        return "cpu"
-    if not isinstance(map_location, (str, int)) or isinstance(map_location, bool):
-        raise TypeError(
-            "load: map_location must be None or a device name such as 'cpu' or 'cuda:0', "
-            f"got {type(map_location).__name__}"
-        )
-    return backend.normalize_device(map_location)
+def _is_device_name(value) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+class _Placement:
+    """Where ``load`` puts each tensor, from ``map_location`` (see ``load``)."""
+
+    def __init__(self, map_location):
+        self.device = self.mapping = self.function = None
+        if map_location is None:
+            return
+        if _is_device_name(map_location):
+            self.device = backend.normalize_device(map_location)
+        elif isinstance(map_location, dict):
+            for key, value in map_location.items():
+                if not isinstance(key, str) or not _is_device_name(value):
+                    raise TypeError(
+                        "load: a map_location dict maps saved device names to devices, like {'cuda:1': 'cpu'}; "
+                        f"got the item {key!r}: {value!r}"
+                    )
+            self.mapping = {str(key): value for key, value in map_location.items()}
+        elif callable(map_location):
+            self.function = map_location
+        else:
+            raise TypeError(
+                "load: map_location must be None, a device ('cpu', 'cuda:0', mg.device), a dict such as "
+                f"{{'cuda:0': 'cpu'}} or a callable(storage, location); got {type(map_location).__name__}"
+            )
+
+    def place(self, array, location: str, file_name: str) -> Tensor:
+        """The Tensor for host ``array`` saved on ``location``, on the device ``map_location`` chooses."""
+        if self.device is not None:
+            return Tensor(backend.to_device(array, self.device))
+        if self.function is not None:
+            placed = self.function(Tensor(array), location)
+            if placed is not None:
+                if isinstance(placed, Tensor):
+                    return Tensor(placed.data)
+                if backend.is_array(placed):
+                    return Tensor(placed)
+                raise TypeError(
+                    f"load: the map_location callable must return a Tensor, an array or None, got "
+                    f"{type(placed).__name__} for a tensor saved on {location}"
+                )
+        target = location if self.mapping is None else self.mapping.get(location, location)
+        try:
+            device = backend.normalize_device(target)
+        except RuntimeError as error:
+            raise RuntimeError(
+                f"load: {file_name} holds a tensor saved on {location}, which cannot go to {target}: {error}. "
+                "Pass map_location='cpu' (or a dict such as {'" + location + "': 'cpu'}) to load it elsewhere"
+            ) from None
+        return Tensor(backend.to_device(array, device))
 
 
 def _seekable(f):
@@ -271,7 +343,7 @@ def _seekable(f):
     return io.BytesIO(f.read())
 
 
-def _load_from(f, name: str, device: str):
+def _load_from(f, name: str, placement: _Placement):
     start = f.tell()
     head = f.read(8)
     f.seek(start)
@@ -288,7 +360,7 @@ def _load_from(f, name: str, device: str):
         if MANIFEST not in names:
             raise CheckpointError(_missing_manifest_message(name, names))
         manifest = _read_manifest(archive, name)
-        return _Decoder(archive, names, name, device).decode(manifest["root"], "root", 0)
+        return _Decoder(archive, names, name, placement).decode(manifest["root"], "root", 0)
 
 
 def _refuse_foreign(head: bytes, name: str) -> None:
@@ -346,11 +418,11 @@ def _read_manifest(archive, name: str) -> dict:
 class _Decoder:
     """Checks manifest nodes against the schema and rebuilds the saved object."""
 
-    def __init__(self, archive, names, file_name, device):
+    def __init__(self, archive, names, file_name, placement):
         self.archive = archive
         self.names = names
         self.file_name = file_name
-        self.device = device
+        self.placement = placement
         self._arrays = {}  # entry -> array already read (an array saved once, referenced twice)
 
     def fail(self, where, problem):
@@ -424,9 +496,13 @@ class _Decoder:
         self._check_metadata(node, array, entry, where)
         if kind == "numpy_scalar":
             return array[()]
-        if kind == "array" and (node.get("kind") != "cupy" or self.device == "cpu"):
+        if kind == "array" and node.get("kind") != "cupy":
             return array
-        return _on_device(array, self.device, kind)
+        location = node.get("device", "cpu")
+        if not isinstance(location, str) or _SAVED_DEVICE.match(location) is None:
+            self.fail(where, f"'device' must be 'cpu' or 'cuda:N', got {location!r}"[:200])
+        placed = self.placement.place(array, location, self.file_name)
+        return placed if kind == "tensor" else placed.data
 
     def _read_array(self, entry, where):
         try:
@@ -466,7 +542,3 @@ class _Decoder:
                 f"dtype {node.get('dtype')!r} shape {node.get('shape')!r}",
             )
 
-
-def _on_device(array, device, kind):
-    moved = backend.to_device(array, device)
-    return Tensor(moved) if kind == "tensor" else moved

@@ -1300,6 +1300,26 @@ class Tensor:
         """The diagonal of ``dim1`` and ``dim2`` as a view (moved last); see ``mg.diagonal``."""
         return _ops_structure.diagonal(self, offset, dim1, dim2)
 
+    def is_floating_point(self) -> bool:
+        """True for float16/float32/float64 tensors (complex ones are not floating point, as in PyTorch)."""
+        return self.data.dtype.kind == "f"
+
+    # PyTorch's method name: below this line in the class body (not in method bodies), ``type`` is this method.
+    def type(self, dtype=None, non_blocking=False):
+        """PyTorch's type name of this tensor (``"torch.FloatTensor"``), or this tensor converted to a type.
+
+        ``t.type()`` gives PyTorch's exact string (``"torch.cuda.LongTensor"``
+        for an int64 tensor on a GPU); ``t.type("torch.DoubleTensor")``,
+        ``t.type(mg.DoubleTensor)`` or ``t.type(mg.float64)`` convert (a
+        type name or legacy type also sets the device kind; a dtype keeps
+        the device). See ``minigrad.legacy_tensors``.
+
+        Raises:
+            ValueError: an unknown type name. TypeError: not a name, legacy type or dtype.
+            RuntimeError: a CUDA type where CUDA is not available.
+        """
+        return _legacy.tensor_type(self, dtype, non_blocking)
+
 
 _new_object = object.__new__
 _NUMBERS = (int, float, complex, np.number, np.bool_)
@@ -1388,7 +1408,10 @@ def _compare(ufunc, a, b):
     a_data = a.data if isinstance(a, Tensor) else a
     b_data = b.data if isinstance(b, Tensor) else b
     for value in (a_data, b_data):
-        if not (backend.is_array(value) or isinstance(value, (int, float, bool, complex, np.generic))):
+        numeric = (backend.is_array(value) and value.dtype.kind in "biufc") or (
+            isinstance(value, (int, float, bool, complex, np.number, np.bool_))
+        )
+        if not numeric:
             if ufunc is np.equal or ufunc is np.not_equal:
                 return NotImplemented  # Python then compares identities, as for any foreign object
             raise TypeError(f"comparison: cannot compare a Tensor with {type(value).__name__} {value!r:.40}")
@@ -1416,6 +1439,7 @@ class _RemovableHandle:
 
 # Imported last: these modules build on the Tensor class defined above.
 from minigrad import inplace as _inplace  # noqa: E402
+from minigrad import legacy_tensors as _legacy  # noqa: E402
 from minigrad import views as _views  # noqa: E402
 from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
 from minigrad.ops import elementwise as _ops_ew  # noqa: E402

@@ -28,10 +28,25 @@ __all__ = [
 ]
 
 
+def _parameter_dtype(dtype) -> np.dtype:
+    """``dtype`` as a floating NumPy dtype for a layer's parameters.
+
+    Raises:
+        TypeError: ``dtype`` is not a dtype, or not a floating point one.
+    """
+    try:
+        resolved = np.dtype(dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"layer: dtype must be a floating point dtype such as mg.float32, got {dtype!r:.40}") from None
+    if resolved.kind not in "fc":
+        raise TypeError(f"layer: dtype must be a floating point dtype such as mg.float32, got {resolved}")
+    return resolved
+
+
 def _empty_parameter(shape, device, dtype, requires_grad=True) -> Parameter:
     """An uninitialized Parameter of ``shape`` on ``device`` (default CPU) of ``dtype`` (default float32)."""
     device = backend.normalize_device(device)
-    dtype = get_default_dtype() if dtype is None else np.dtype(dtype)
+    dtype = get_default_dtype() if dtype is None else _parameter_dtype(dtype)
     xp = backend.module_for_device(device)
     with backend.device_context(device):
         data = xp.empty(shape, dtype=dtype)

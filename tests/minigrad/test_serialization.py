@@ -122,8 +122,9 @@ def test_paths_and_file_objects(tmp_path):
     assert_same(mg.load(io.BytesIO(buffer.getvalue()), map_location="cpu"), data)
     with pytest.raises(TypeError, match="path must be"):
         mg.save(data, 42)
+    assert_same(mg.load(io.BytesIO(buffer.getvalue()), map_location={"cuda:0": "cpu"}), data)
     with pytest.raises(TypeError, match="map_location"):
-        mg.load(buffer, map_location={"cuda:0": "cpu"})
+        mg.load(io.BytesIO(buffer.getvalue()), map_location=3.5)
     with pytest.raises(FileNotFoundError):
         mg.load(tmp_path / "missing")
 

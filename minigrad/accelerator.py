@@ -1,0 +1,75 @@
+"""``mg.accelerator``: PyTorch's device-generic accelerator API; minigrad's one accelerator is CUDA (via CuPy).
+
+As ``torch.accelerator`` on a machine without one: ``is_available()`` is
+False, ``current_accelerator()`` None, ``device_count()`` 0, and the
+functions that need a device raise RuntimeError.
+"""
+
+from __future__ import annotations
+
+from minigrad import backend, cuda
+from minigrad.device import device
+
+__all__ = [
+    "is_available", "current_accelerator", "device_count", "current_device_index", "set_device_index",
+    "synchronize",
+]
+
+_NONE_AVAILABLE = "no accelerator is available ({}); minigrad's accelerator is a CUDA GPU through CuPy"
+
+
+def _require(fn: str) -> None:
+    if not backend.cuda_is_available():
+        raise RuntimeError(f"mg.accelerator.{fn}(): " + _NONE_AVAILABLE.format(backend.cuda_unavailable_reason()))
+
+
+def is_available() -> bool:
+    """True when a CUDA device can be used."""
+    return backend.cuda_is_available()
+
+
+def current_accelerator(check_available: bool = False):
+    """``mg.device("cuda")`` when minigrad can use CUDA here, else None.
+
+    Args:
+        check_available: also require a visible device. Without it, as
+            PyTorch answers for the accelerator it was built for, the
+            answer is ``device("cuda")`` whenever CuPy is installed.
+    """
+    usable = backend.cuda_is_available() if check_available else backend.cuda_is_installed()
+    return device("cuda") if usable else None
+
+
+def device_count() -> int:
+    """The number of CUDA devices (0 when none can be used)."""
+    return backend.cuda_device_count()
+
+
+def current_device_index() -> int:
+    """The index of the current CUDA device.
+
+    Raises:
+        RuntimeError: no accelerator is available.
+    """
+    _require("current_device_index")
+    return backend.current_cuda_device()
+
+
+def set_device_index(device) -> None:
+    """Make CUDA device ``device`` (an int, ``"cuda:N"`` or a device) current; a negative int does nothing.
+
+    Raises:
+        RuntimeError: no accelerator is available. ValueError: no such device.
+    """
+    _require("set_device_index")
+    cuda.set_device(device)
+
+
+def synchronize(device=None) -> None:
+    """Wait for all queued work on the accelerator device ``device`` (default: the current one).
+
+    Raises:
+        RuntimeError: no accelerator is available.
+    """
+    _require("synchronize")
+    cuda.synchronize(device)
