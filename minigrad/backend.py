@@ -273,11 +273,15 @@ class _RandomState(threading.local):
     def __init__(self):
         self.epoch = -1
         self.generators = {}
+        self.seeded = {}  # CUDA device -> the _cuda_seeds entry its generator was made from
 
 
 _random = _RandomState()
 # [seed, epoch]: the epoch counts manual_seed calls so every thread notices a reseed.
 _seeding = [None, 0]
+# CUDA device -> [seed] set by manual_seed_cuda since the last manual_seed; a new list object
+# per call, so each thread's generator for that device notices the reseed (by identity).
+_cuda_seeds: dict = {}
 
 
 def check_seed(seed, fn: str) -> int:
