@@ -6,14 +6,18 @@ below it. Arguments are validated by the public functions in
 ``minigrad.nn.functional``; the ops assume valid input.
 
 Some backwards need intermediate values of the forward (layer norm's
-normalized input, convolution's im2col matrix, the difference in the MSE
-loss). The forward keeps them as arrays, and a first-order backward uses them
-as constants. When the backward is itself being recorded (``create_graph``)
-those values must be differentiable functions of the inputs, so they are
-recomputed from the saved inputs with Tensor ops instead (``_recording``).
+normalized input, the difference in the MSE loss). The forward keeps them as
+arrays, and a first-order backward uses them as constants. When the backward
+is itself being recorded (``create_graph``) those values must be
+differentiable functions of the inputs, so they are recomputed from the saved
+inputs with Tensor ops instead (``_recording``). The convolution keeps no
+intermediate: its columns would outweigh the input several times, so its
+backward builds them again (see the convolution section).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -396,11 +400,36 @@ class Dropout(FunctionNode):
 # Geometry arguments are tuples: kernel (kh, kw), stride (sh, sw), dilation
 # (dh, dw), and pads (top, bottom, left, right) so that padding="same" with an
 # even kernel can pad one more row or column at the end, as PyTorch does.
+#
+# im2col is a copy of a strided view of the zero-padded input that holds the
+# patch under every kernel offset (``_windows``): no loop over pixels, and
+# none over kernel offsets either. The column matrix comes in two layouts:
+#
+# * sample-major, (N, C, kh, kw, Ho, Wo): torch's unfold layout; a matmul per
+#   sample gives the output in (N, O, Ho, Wo) order directly, but the copy
+#   moves runs of only Wo contiguous elements.
+# * batch-last, (C, kh, kw, Ho, Wo, N): the input is first transposed to
+#   (C, H, W, N), so the copy moves runs of Wo * N elements and the
+#   convolution is a single matmul (O, K) @ (K, Ho*Wo*N); the output and its
+#   gradient then pay for one transposing copy each.
+#
+# Short output rows make the sample-major copy slow, large outputs make the
+# transposes costly: ``_use_batch_last`` weighs the two. Either way the
+# columns are built a chunk at a time (samples, or output rows), each chunk
+# small enough to stay in cache while its matmul reads it; the whole matrix,
+# often several times the size of the input, never exists at once.
 
 
 def conv_output_size(size, kernel, stride, pad_total, dilation) -> int:
     """Output length of a convolution along one spatial dimension."""
     return (size + pad_total - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _out_size(size, kernel, stride, pads, dilation) -> tuple:
+    """(Ho, Wo) of a convolution of an input of spatial ``size`` (H, W)."""
+    top, bottom, left, right = pads
+    return (conv_output_size(size[0], kernel[0], stride[0], top + bottom, dilation[0]),
+            conv_output_size(size[1], kernel[1], stride[1], left + right, dilation[1]))
 
 
 def _offsets(i, dilation, stride, count):
@@ -409,38 +438,96 @@ def _offsets(i, dilation, stride, count):
     return slice(start, start + stride * (count - 1) + 1, stride)
 
 
+def _pad_sample_major(xp, x, pads):
+    """(N, C, H, W) -> (N, C, top + H + bottom, left + W + right), zeros around x (x itself without padding)."""
+    n, c, h, w = x.shape
+    top, bottom, left, right = pads
+    if not (top or bottom or left or right):
+        return x
+    padded = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=x.dtype)
+    padded[:, :, top : top + h, left : left + w] = x
+    return padded
+
+
+def _pad_batch_last(xp, x, pads):
+    """(N, C, H, W) -> (C, top + H + bottom, left + W + right, N): x transposed, zeros around it."""
+    n, c, h, w = x.shape
+    top, bottom, left, right = pads
+    if not (top or bottom or left or right):
+        return xp.ascontiguousarray(x.transpose(1, 2, 3, 0))
+    padded = xp.zeros((c, h + top + bottom, w + left + right, n), dtype=x.dtype)
+    padded[:, top : top + h, left : left + w] = x.transpose(1, 2, 3, 0)
+    return padded
+
+
+def _windows(xp, padded, lead, kernel, stride, dilation, out_size):
+    """Every patch of ``padded`` (spatial axes at ``lead`` and ``lead + 1``) as a strided view, no copy.
+
+    Shape ``padded.shape[:lead] + (kh, kw, Ho, Wo) + padded.shape[lead + 2:]``; element
+    ``[..., i, j, y, x, ...]`` is ``padded[..., y * sh + i * dh, x * sw + j * dw, ...]``.
+    The view's elements overlap: read it, never write to it.
+    """
+    strides = padded.strides
+    row, col = strides[lead], strides[lead + 1]
+    shape = padded.shape[:lead] + tuple(kernel) + tuple(out_size) + padded.shape[lead + 2 :]
+    steps = (row * dilation[0], col * dilation[1], row * stride[0], col * stride[1])
+    return xp.lib.stride_tricks.as_strided(padded, shape, strides[:lead] + steps + strides[lead + 2 :])
+
+
+def _add_patches(padded, cols, lead, kernel_rows, stride, dilation) -> None:
+    """The adjoint of im2col: add ``cols`` (kernel rows ``kernel_rows`` of the windows) into ``padded`` in place.
+
+    ``cols`` has the shape of ``_windows`` with ``len(kernel_rows)`` kernel rows; patches that
+    overlap are summed.
+    """
+    ho, wo = cols.shape[lead + 2 : lead + 4]
+    head = (slice(None),) * lead
+    for r, i in enumerate(kernel_rows):
+        rows = _offsets(i, dilation[0], stride[0], ho)
+        for j in range(cols.shape[lead + 1]):
+            # The positions of one offset are distinct, so += on the slice is exact.
+            padded[head + (rows, _offsets(j, dilation[1], stride[1], wo))] += cols[head + (r, j)]
+
+
 def _im2col(xp, x, kernel, stride, pads, dilation):
     """(N, C, H, W) -> (N, C, kh, kw, Ho, Wo): the input patch under every kernel offset."""
-    n, c, h, w = x.shape
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    top, bottom, left, right = pads
-    if top or bottom or left or right:
-        padded = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=x.dtype)
-        padded[:, :, top : top + h, left : left + w] = x
-        x = padded
-    ho = conv_output_size(h, kh, sh, top + bottom, dh)
-    wo = conv_output_size(w, kw, sw, left + right, dw)
-    cols = xp.empty((n, c, kh, kw, ho, wo), dtype=x.dtype)
-    for i in range(kh):
-        rows = _offsets(i, dh, sh, ho)
-        for j in range(kw):
-            cols[:, :, i, j] = x[:, :, rows, _offsets(j, dw, sw, wo)]
-    return cols
+    out_size = _out_size(x.shape[2:], kernel, stride, pads, dilation)
+    return xp.ascontiguousarray(_windows(xp, _pad_sample_major(xp, x, pads), 2, kernel, stride, dilation, out_size))
 
 
 def _col2im(xp, cols, size, stride, pads, dilation):
     """The adjoint of ``_im2col``: (N, C, kh, kw, Ho, Wo) -> (N, C, H, W), overlaps summed."""
-    n, c, kh, kw, ho, wo = cols.shape
-    h, w = size
-    (sh, sw), (dh, dw) = stride, dilation
-    top, bottom, left, right = pads
-    out = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=cols.dtype)
-    for i in range(kh):
-        rows = _offsets(i, dh, sh, ho)
-        for j in range(kw):
-            # The positions of one offset are distinct, so += on the slice is exact.
-            out[:, :, rows, _offsets(j, dw, sw, wo)] += cols[:, :, i, j]
-    return out[:, :, top : top + h, left : left + w]
+    n, c, kh = cols.shape[:3]
+    (h, w), (top, bottom, left, right) = size, pads
+    padded = xp.zeros((n, c, h + top + bottom, w + left + right), dtype=cols.dtype)
+    _add_patches(padded, cols, 2, range(kh), stride, dilation)
+    return padded[:, :, top : top + h, left : left + w]
+
+
+def _use_batch_last(in_shape, weight_shape, out_size, backward: bool) -> bool:
+    """Whether the batch-last layout is the cheaper one for this convolution (see the section comment).
+
+    Measured with NumPy on one core: the sample-major copies cost about one unit per run of Wo
+    elements (N*C*kh*kw*Ho runs); the batch-last transposes (input and output, or the output's
+    gradient and the input's) about one unit per 4 elements in the forward, per 16 in the
+    backward, whose col2im runs are slower still.
+    """
+    n, c, h, w = in_shape
+    o, _, kh, kw = weight_shape
+    ho, wo = out_size
+    runs = n * c * kh * kw * ho
+    return runs * (16 if backward else 4) > n * (o * ho * wo + c * h * w)
+
+
+# Bytes of columns built at once: chunks of about this size stay in cache between the copy
+# that builds them and the matmul that reads them.
+_CHUNK_BYTES = 1 << 20
+
+
+def _chunks(count, unit_bytes):
+    """Consecutive ranges covering ``range(count)``, each ``_CHUNK_BYTES`` of ``unit_bytes`` units or one unit."""
+    step = max(1, _CHUNK_BYTES // max(1, unit_bytes))
+    return [range(start, min(count, start + step)) for start in range(0, count, step)]
 
 
 class Unfold(FunctionNode):
@@ -466,10 +553,8 @@ class Fold(FunctionNode):
         self.size, self.kernel, self.stride, self.pads, self.dilation = size, kernel, stride, pads, dilation
 
     def forward(self, cols):
-        (h, w), (kh, kw) = self.size, self.kernel
-        top, bottom, left, right = self.pads
-        ho = conv_output_size(h, kh, self.stride[0], top + bottom, self.dilation[0])
-        wo = conv_output_size(w, kw, self.stride[1], left + right, self.dilation[1])
+        kh, kw = self.kernel
+        ho, wo = _out_size(self.size, self.kernel, self.stride, self.pads, self.dilation)
         n, ckk, _ = cols.shape
         cols = cols.reshape(n, ckk // (kh * kw), kh, kw, ho, wo)
         return _col2im(self.xp, cols, self.size, self.stride, self.pads, self.dilation)
@@ -481,8 +566,14 @@ class Fold(FunctionNode):
 class Conv2d(FunctionNode):
     """2-D cross-correlation: x (N, C, H, W), weight (O, C/groups, kh, kw), bias (O,) or None
 
-    im2col, then one batched matmul per group; the backward multiplies by the
-    transposed weight and folds the columns back (col2im).
+    im2col in the layout ``_use_batch_last`` picks, a chunk at a time, each
+    chunk multiplied by the weight (one matmul per group; per sample and
+    group in the sample-major layout). The column matrix is not kept for the
+    backward: the weight's gradient builds it again from the saved input,
+    chunk by chunk, which costs less than holding it in memory. The input's
+    gradient multiplies the output's by the transposed weight a kernel row
+    at a time and adds the columns back (col2im); it is skipped when the
+    input needs no gradient.
     """
 
     def __init__(self, stride, pads, dilation, groups):
@@ -490,40 +581,110 @@ class Conv2d(FunctionNode):
 
     def forward(self, x, weight, bias):
         self.retain_inputs((0, 1))
-        n, groups = x.shape[0], self.groups
-        out_channels = weight.shape[0]
-        cols = _im2col(self.xp, x, weight.shape[2:], self.stride, self.pads, self.dilation)
-        ho, wo = cols.shape[-2:]
-        self.cols = cols.reshape(n, groups, -1, ho * wo)  # (N, G, C/G*kh*kw, L)
-        out = self.xp.matmul(weight.reshape(groups, out_channels // groups, -1), self.cols)
-        out = out.reshape(n, out_channels, ho, wo)
+        xp, groups = self.xp, self.groups
+        (n, c), (out_channels, _, kh, kw) = x.shape[:2], weight.shape
+        ho, wo = _out_size(x.shape[2:], (kh, kw), self.stride, self.pads, self.dilation)
+        k = c // groups * kh * kw
+        w_groups = weight.reshape(groups, out_channels // groups, k)  # (G, O/G, K)
+        out = xp.empty((n, out_channels, ho, wo), dtype=xp.result_type(x.dtype, weight.dtype))
+        if _use_batch_last(x.shape, weight.shape, (ho, wo), backward=False):
+            windows = _windows(xp, _pad_batch_last(xp, x, self.pads), 1, (kh, kw), self.stride, self.dilation,
+                               (ho, wo))  # (C, kh, kw, Ho, Wo, N)
+            out_last = out.transpose(1, 2, 3, 0)  # (O, Ho, Wo, N), a view of out
+            for rows in _chunks(ho, c * kh * kw * wo * n * x.itemsize):
+                size = len(rows) * wo * n
+                cols = xp.ascontiguousarray(windows[:, :, :, rows.start : rows.stop]).reshape(groups, k, size)
+                prod = xp.matmul(w_groups, cols)  # (G, O/G, rows*Wo*N)
+                if bias is not None:
+                    prod += bias.reshape(groups, out_channels // groups, 1)
+                out_last[:, rows.start : rows.stop] = prod.reshape(out_channels, len(rows), wo, n)
+            return out
+        windows = _windows(xp, _pad_sample_major(xp, x, self.pads), 2, (kh, kw), self.stride, self.dilation,
+                           (ho, wo))  # (N, C, kh, kw, Ho, Wo)
+        out_groups = out.reshape(n, groups, out_channels // groups, ho * wo)
+        for samples in _chunks(n, c * kh * kw * ho * wo * x.itemsize):
+            cols = xp.ascontiguousarray(windows[samples.start : samples.stop])
+            cols = cols.reshape(len(samples), groups, k, ho * wo)
+            xp.matmul(w_groups, cols, out=out_groups[samples.start : samples.stop])  # (N, G, O/G, L)
         if bias is not None:
-            out += bias.reshape(1, out_channels, 1, 1)  # the product is a fresh array
+            out += bias.reshape(1, out_channels, 1, 1)
         return out
-
-    def _columns(self, x, kernel):
-        """The im2col matrix (N, G, K, L): a constant, or recomputed from ``x`` when recording."""
-        if not _recording():
-            return _constant(self.cols)
-        cols = Unfold(kernel, self.stride, self.pads, self.dilation)(x)
-        return cols.reshape(self.cols.shape)
 
     def backward(self, g):
         x, weight = self.saved_inputs
+        if not _recording():
+            grads = self._backward_arrays(g.data, x.data, weight.data)
+            return tuple(None if grad is None else _constant(grad) for grad in grads)
+        # create_graph: Tensor ops, so that the gradients are differentiable (the columns too, through Unfold).
         need_x, need_w, need_b = self.needs_input_grad
-        n, groups = x.shape[0], self.groups
+        (n, c), groups = x.shape[:2], self.groups
         out_channels, kernel = weight.shape[0], weight.shape[2:]
-        g_groups = g.reshape(n, groups, out_channels // groups, -1)  # (N, G, O/G, L)
+        size = c // groups * kernel[0] * kernel[1], g.shape[2] * g.shape[3]  # (K, L)
+        g_groups = g.reshape(n, groups, out_channels // groups, size[1])  # (N, G, O/G, L)
         grad_x = grad_w = grad_b = None
         if need_x:
-            w_groups = weight.reshape(groups, out_channels // groups, -1)  # (G, O/G, K)
-            grad_cols = (w_groups.mT @ g_groups).reshape(n, -1, g_groups.shape[-1])
+            w_groups = weight.reshape(groups, out_channels // groups, size[0])  # (G, O/G, K)
+            grad_cols = (w_groups.mT @ g_groups).reshape(n, groups * size[0], size[1])
             grad_x = Fold(x.shape[2:], kernel, self.stride, self.pads, self.dilation)(grad_cols)
         if need_w:
-            cols = self._columns(x, kernel)
-            grad_w = (g_groups @ cols.mT).sum(0).reshape(weight.shape)
+            cols = Unfold(kernel, self.stride, self.pads, self.dilation)(x)
+            grad_w = (g_groups @ cols.reshape(n, groups, *size).mT).sum(0).reshape(weight.shape)
         if need_b:
             grad_b = g.sum((0, 2, 3))
+        return grad_x, grad_w, grad_b
+
+    def _backward_arrays(self, g, x, weight):
+        """The first-order backward on arrays (no graph to record): (grad_x, grad_w, grad_b)."""
+        xp, groups, stride, dilation = self.xp, self.groups, self.stride, self.dilation
+        need_x, need_w, need_b = self.needs_input_grad
+        (n, c, h, w), (out_channels, _, kh, kw) = x.shape, weight.shape
+        ho, wo = out_size = g.shape[2:]
+        k, o_g = c // groups * kh * kw, out_channels // groups
+        batch_last = _use_batch_last(x.shape, weight.shape, out_size, backward=True)
+        lead = 1 if batch_last else 2  # axes before the spatial ones: (C,) or (N, C)
+        if batch_last:
+            pad = _pad_batch_last
+            g_mat = xp.ascontiguousarray(g.transpose(1, 2, 3, 0)).reshape(groups, o_g, ho, wo * n)
+            g_cols = g_mat.reshape(groups, o_g, ho * wo * n)  # the output's gradient, (G, O/G, Ho*Wo*N)
+            row_shape = (c, 1, kw, ho, wo, n)  # one kernel row of the columns
+        else:
+            pad = _pad_sample_major
+            g_mat = g_cols = g.reshape(n, groups, o_g, ho * wo)  # (N, G, O/G, L)
+            row_shape = (n, c, 1, kw, ho, wo)
+        grad_x = grad_w = grad_b = None
+        if need_w:
+            grad_w = xp.zeros((groups, o_g, k), dtype=g.dtype)
+            windows = _windows(xp, pad(xp, x, self.pads), lead, (kh, kw), stride, dilation, out_size)
+            if batch_last:  # chunks of output rows: (C, kh, kw, rows, Wo, N) against (G, O/G, rows*Wo*N)
+                for rows in _chunks(ho, c * kh * kw * wo * n * g.itemsize):
+                    size = len(rows) * wo * n
+                    cols = xp.ascontiguousarray(windows[:, :, :, rows.start : rows.stop]).reshape(groups, k, size)
+                    grad_w += xp.matmul(g_mat[:, :, rows.start : rows.stop].reshape(groups, o_g, size), cols.mT)
+            else:  # chunks of samples: (samples, C, kh, kw, Ho, Wo) against (samples, G, O/G, L)
+                for samples in _chunks(n, c * kh * kw * ho * wo * g.itemsize):
+                    cols = xp.ascontiguousarray(windows[samples.start : samples.stop])
+                    cols = cols.reshape(len(samples), groups, k, ho * wo)
+                    grad_w += xp.matmul(g_mat[samples.start : samples.stop], cols.mT).sum(axis=0)
+            grad_w = grad_w.reshape(weight.shape)
+        if need_x:
+            top, bottom, left, right = self.pads
+            spatial = (h + top + bottom, w + left + right)
+            grad_padded = xp.zeros((c, *spatial, n) if batch_last else (n, c, *spatial), dtype=g.dtype)
+            # Kernel rows a block at a time: (G, C/G*rows*kw, O/G) @ the output's gradient.
+            for rows in _chunks(kh, math.prod(row_shape) * g.itemsize):
+                w_rows = weight[:, :, rows.start : rows.stop].reshape(groups, o_g, c // groups * len(rows) * kw)
+                block_shape = list(row_shape)
+                block_shape[lead] = len(rows)
+                grad_cols = xp.matmul(w_rows.mT, g_cols).reshape(block_shape)
+                _add_patches(grad_padded, grad_cols, lead, rows, stride, dilation)
+            inner = grad_padded[(slice(None),) * lead + (slice(top, top + h), slice(left, left + w))]
+            if batch_last:
+                grad_x = xp.empty((n, c, h, w), dtype=g.dtype)
+                grad_x.transpose(1, 2, 3, 0)[...] = inner
+            else:
+                grad_x = inner
+        if need_b:
+            grad_b = g_cols.sum(axis=2).reshape(-1) if batch_last else g.sum(axis=(0, 2, 3))
         return grad_x, grad_w, grad_b
 
 

@@ -128,9 +128,7 @@ class MaxPool2d(FunctionNode):
         if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
             for k in range(len(values)):  # PyTorch's scan takes every NaN it meets: the last NaN wins
                 _move_to(xp, choice, step, k, xp.isnan(values[k]))
-        kw = cols.shape[1]
-        indices = rows[xp.arange(rows.shape[0])[:, None], choice // kw] * w + cols[xp.arange(cols.shape[0]),
-                                                                                 choice % kw]
+        indices = self._flat_indices(rows, cols, choice, w)
         at_lowest = best == _lowest(xp, x.dtype)
         if bool(at_lowest.any()):
             # A maximum equal to the padding value (all -inf, or a window of padding only) picks, as PyTorch
@@ -143,6 +141,19 @@ class MaxPool2d(FunctionNode):
                 self.keep = ~hollow
         self.indices = indices
         return best
+
+    def _flat_indices(self, rows, cols, choice, w):
+        """The flat index ``rows[oh, i] * w + cols[ow, j]`` of each pick, (i, j) = divmod(choice, kw).
+
+        The windows of a regular pooling are translates of one another: the index is the window's
+        first position plus the offset's displacement, an addition and a lookup in a table of kh*kw.
+        """
+        xp = self.xp
+        (kh, kw), (dh, dw) = self.kernel, self.dilation
+        displacement = ((xp.arange(kh) * (dh * w))[:, None] + xp.arange(kw) * dw).reshape(-1)  # (kh*kw,)
+        indices = xp.take(displacement, choice)
+        indices += rows[:, :1] * w + cols[:, 0]
+        return indices
 
     def _disjoint(self, h, w) -> bool:
         """Whether no two windows share an input element (then the gradient scatter is an assignment)."""
@@ -190,6 +201,12 @@ class AdaptiveMaxPool2d(MaxPool2d):
             picked_rows = xp.take(x, rows[:, i], axis=2)  # (N, C, Ho, W)
             values += [xp.take(picked_rows, cols[:, j], axis=3) for j in range(cols.shape[1])]
         return rows, cols, values
+
+    def _flat_indices(self, rows, cols, choice, w):
+        # Adaptive windows are clamped at their ends: not translates of one another, so look up both tables.
+        xp = self.xp
+        kw = cols.shape[1]
+        return rows[xp.arange(rows.shape[0])[:, None], choice // kw] * w + cols[xp.arange(cols.shape[0]), choice % kw]
 
     def _disjoint(self, h, w) -> bool:
         ho, wo = self.out_size

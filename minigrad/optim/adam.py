@@ -107,24 +107,30 @@ def _init_state(state: dict, param, amsgrad: bool) -> None:
 
 
 def _adam_update(param, grad, state, group, scratch) -> None:
-    """One Adam step of ``param`` (in place), in the operation order of PyTorch's single-tensor code."""
+    """One Adam step of ``param`` (in place), in the operation order of PyTorch's single-tensor code.
+
+    Two temporaries shaped like ``param`` come from ``scratch``, each fetched once: ``work`` holds
+    the transformed gradient and then the update, ``tmp`` the decay term, the lerp difference,
+    the squared gradient and the denominator in turn.
+    """
     xp = backend.get_array_module(param)
     lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
     weight_decay = group["weight_decay"]
+    work, tmp = scratch.like(param, 0), scratch.like(param, 1)
     step_t = state["step"].data
     step_t += 1
     if group["maximize"]:
-        grad = xp.negative(grad, out=scratch.like(param, 0))
+        grad = xp.negative(grad, out=work)
     if weight_decay != 0:
         if group["decoupled_weight_decay"]:
             param *= 1 - lr * weight_decay
         else:
-            decay = xp.multiply(param, weight_decay, out=scratch.like(param, 1))
-            grad = xp.add(grad, decay, out=scratch.like(param, 0))
+            decay = xp.multiply(param, weight_decay, out=tmp)
+            grad = xp.add(grad, decay, out=work)
     exp_avg, exp_avg_sq = state["exp_avg"].data, state["exp_avg_sq"].data
-    _lerp_(xp, exp_avg, grad, 1 - beta1, scratch.like(param, 1))
+    _lerp_(xp, exp_avg, grad, 1 - beta1, tmp)
     exp_avg_sq *= beta2
-    sq = xp.multiply(grad, 1 - beta2, out=scratch.like(param, 1))
+    sq = xp.multiply(grad, 1 - beta2, out=tmp)
     sq *= grad
     exp_avg_sq += sq
 
@@ -135,10 +141,10 @@ def _adam_update(param, grad, state, group, scratch) -> None:
         max_exp_avg_sq = state["max_exp_avg_sq"].data
         xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
         exp_avg_sq = max_exp_avg_sq
-    denom = xp.sqrt(exp_avg_sq, out=scratch.like(param, 1))
+    denom = xp.sqrt(exp_avg_sq, out=tmp)
     denom /= bias_correction2_sqrt
     denom += eps
-    update = xp.multiply(exp_avg, -step_size, out=scratch.like(param, 0))
+    update = xp.multiply(exp_avg, -step_size, out=work)  # the gradient is no longer needed
     update /= denom
     param += update
 
