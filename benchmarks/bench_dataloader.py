@@ -27,14 +27,13 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.utils.data as tdata
+from bench_engine import alternate
 from sklearn.datasets import load_digits
 from threadpoolctl import threadpool_limits
 
@@ -43,26 +42,6 @@ import minigrad.utils.data as mdata
 
 HERE = Path(__file__).resolve().parent
 BATCH = 64
-
-
-def timed(fn, repeat: int) -> float:
-    """Median seconds of ``fn()`` over ``repeat`` calls (after one warm-up call)."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
-def alternate(mg_fn, torch_fn, rounds: int, repeat: int) -> tuple[float, float]:
-    """Interleave rounds of both sides; return each side's median of round medians."""
-    mg_times, torch_times = [], []
-    for _ in range(rounds):
-        mg_times.append(timed(mg_fn, repeat))
-        torch_times.append(timed(torch_fn, repeat))
-    return statistics.median(mg_times), statistics.median(torch_times)
 
 
 def epoch_fn(loader, expected_sum: float, expected_count: int):
