@@ -198,13 +198,19 @@ def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return Tensor(data.astype(dtype, copy=False), requires_grad=requires_grad)
 
 
-def randint(low, high, size, dtype=None, device=None) -> Tensor:
+def randint(low, high=None, size=None, dtype=None, device=None) -> Tensor:
     """Integers uniform in [low, high) of shape ``size`` (int64 by default).
 
+    As PyTorch's: ``randint(high, size)`` draws from [0, high).
+
     Raises:
-        TypeError: ``low`` or ``high`` is not an int.
+        TypeError: ``low`` or ``high`` is not an int, or no ``size`` is given.
         ValueError: ``low >= high``.
     """
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint(): give a size: randint(high, size) or randint(low, high, size)")
+        low, high, size = 0, low, high
     for name, bound in (("low", low), ("high", high)):
         if not isinstance(bound, (int, np.integer)) or isinstance(bound, bool):
             raise TypeError(f"randint(): argument '{name}' must be an int, got {type(bound).__name__} {bound!r:.40}")

@@ -52,3 +52,13 @@ __all__ = [
     "Dropout2d", "Softmax", "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "SiLU", "Hardtanh", "ReLU6",
     "Unflatten", "EmbeddingBag", "utils",
 ]
+
+
+def __getattr__(name):
+    """``nn.SyncBatchNorm`` lives in minigrad_dist (it needs MPI); it is imported on first use, as PyTorch
+    scripts write ``nn.SyncBatchNorm.convert_sync_batchnorm(model)``."""
+    if name == "SyncBatchNorm":
+        from minigrad_dist.sync_batchnorm import SyncBatchNorm  # noqa: PLC0415  (only MPI programs need it)
+
+        return SyncBatchNorm
+    raise AttributeError(f"module 'minigrad.nn' has no attribute {name!r}")

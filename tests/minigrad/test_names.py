@@ -888,3 +888,23 @@ def test_a_polled_source_drives_then_and_collect_all():
     assert second.then(lambda f: f.wait() * 2).wait() == 2 * second.wait()
     third = make()
     assert [f.wait() for f in mg.futures.collect_all([third]).wait()] == [third.wait()]
+
+
+def test_randint_takes_pytorchs_two_argument_form():
+    mg.manual_seed(0)
+    drawn = mg.randint(5, (200,))
+    assert drawn.shape == torch.randint(5, (200,)).shape and drawn.dtype == np.int64
+    assert int(drawn.min()) >= 0 and int(drawn.max()) <= 4
+    assert mg.randint(2, 5, (3, 2)).shape == (3, 2)
+    with pytest.raises(TypeError, match="give a size"):
+        mg.randint(5)
+
+
+def test_nn_syncbatchnorm_converts_batchnorm_layers():
+    from minigrad import nn
+
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert isinstance(converted[1], nn.SyncBatchNorm)
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchLayer'"):
+        nn.NoSuchLayer  # noqa: B018
