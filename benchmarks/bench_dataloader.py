@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.utils.data as tdata
-from bench_engine import alternate
+from bench_engine import _entry, alternate
 from sklearn.datasets import load_digits
 from threadpoolctl import threadpool_limits
 
@@ -102,15 +102,6 @@ def loaders(x: np.ndarray, y: np.ndarray) -> dict:
             mdata.DataLoader(_RowsMinigrad(x, y), batch_size=BATCH, shuffle=True),
             tdata.DataLoader(_RowsTorch(x, y), batch_size=BATCH, shuffle=True),
         ),
-    }
-
-
-def _entry(mg_value, torch_value, unit) -> dict:
-    return {
-        "minigrad": round(mg_value, 4),
-        "torch": round(torch_value, 4),
-        "ratio": round(mg_value / torch_value, 3),
-        "unit": unit,
     }
 
 
