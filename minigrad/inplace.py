@@ -74,6 +74,8 @@ def apply_inplace(tensor, fn, update, compute, operands=()):
     grad_mode = _grad_state.enabled
     if grad_mode and tensor.requires_grad:
         _check_not_leaf(tensor)
+    if not tensor.data.flags.writeable:  # a broadcast view: several elements share one memory location
+        raise RuntimeError(OVERLAP_MESSAGE)
     if not (grad_mode and (tensor.requires_grad or _any_requires_grad(operands))):
         _write(tensor, update)
     elif tensor._view is None:
@@ -107,8 +109,6 @@ _write_lock = threading.Lock()
 def _write(tensor, update) -> None:
     """Write in place without recording, then count the write."""
     data = tensor.data
-    if not data.flags.writeable:
-        raise RuntimeError(OVERLAP_MESSAGE)
     with _write_lock:
         update(data)
         views.bump_version(tensor)
@@ -153,8 +153,6 @@ def _saves(new, old, first) -> bool:
 
 
 def _record_on_tensor(tensor, compute, fn) -> None:
-    if not tensor.data.flags.writeable:
-        raise RuntimeError(OVERLAP_MESSAGE)
     new = _new_value(tensor, _alias(tensor), compute, fn)
     tensor.data[...] = new.data
     views.bump_version(tensor)
@@ -173,8 +171,6 @@ def _save_result_in_place(new, tensor) -> None:
 
 
 def _record_on_view(tensor, compute, fn) -> None:
-    if not tensor.data.flags.writeable:
-        raise RuntimeError(OVERLAP_MESSAGE)
     info = tensor._view
     base = info.base
     old_base = _alias(base)
