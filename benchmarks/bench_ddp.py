@@ -94,7 +94,7 @@ def minigrad_role(quick):
             else:
                 with ddp.no_sync():
                     F.cross_entropy(model(xs), ys).backward()
-                grads = [p.grad.data for p in ddp.module.parameters()]
+                grads = [p.grad.array for p in ddp.module.parameters()]
                 flat = np.concatenate([g.reshape(-1) for g in grads]) / dist.get_world_size()
                 dist.all_reduce(flat)
                 start = 0

@@ -115,7 +115,7 @@ def main(argv=None):
         if not args.skip_check:
             reference = train_single_process(args, data, world)
             diffs = [
-                float(np.abs(p.data - q.data).max() / (np.abs(q.data).max() + 1e-12))
+                float(np.abs(p.array - q.array).max() / (np.abs(q.array).max() + 1e-12))
                 for p, q in zip(model.parameters(), reference.parameters())
             ]
             result["max_relative_difference"] = max(diffs)

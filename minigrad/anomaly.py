@@ -66,7 +66,7 @@ def check_gradients(node, grads) -> None:
     for i, g in enumerate(grads):
         if g is None:
             continue
-        data = g.data
+        data = g.array
         if data.dtype.kind in "fc" and data.size and not bool(get_array_module(data).isfinite(data).all()):
             where = getattr(node, "_forward_trace", None)
             location = f"\nThe op was created at:\n{where}" if where else ""

@@ -44,12 +44,12 @@ def _root_gradients(outputs, grad_outputs, create_graph, fn):
                 "(was it computed under no_grad, or from tensors without requires_grad=True?)"
             )
         if g is None:
-            if out.data.size != 1:
+            if out.array.size != 1:
                 raise RuntimeError(
                     f"{fn}: grad can be implicitly created only for scalar outputs, but output {i} "
                     f"has shape {tuple(out.shape)}; pass a gradient of that shape"
                 )
-            g = Tensor._make(_ones_like(out.data), False, None, 0)
+            g = Tensor._make(_ones_like(out.array), False, None, 0)
         else:
             if not isinstance(g, Tensor):
                 numeric = isinstance(g, (int, float, np.number)) or (
@@ -280,16 +280,16 @@ class Function:
         record = _grad_state.enabled and any(t.requires_grad for t in tensors)
         if not record:
             return outputs
-        node.xp = backend.get_array_module(*(o.data for o in outs))
+        node.xp = backend.get_array_module(*(o.array for o in outs))
         node._record(args)
         node.input_shapes = tuple(getattr(a, "shape", ()) for a in args)
         node.num_outputs = len(outs)
         node.output_meta = [(o.shape, o.dtype) for o in outs]
         non_diff = getattr(node, "_non_differentiable", set())
         wrapped = tuple(
-            Tensor._make(o.data, False, None, 0)
+            Tensor._make(o.array, False, None, 0)
             if id(o) in non_diff or o.dtype.kind not in "fc"
-            else Tensor._make(o.data, True, node, i)
+            else Tensor._make(o.array, True, node, i)
             for i, o in enumerate(outs)
         )
         return wrapped[0] if single else wrapped
@@ -356,17 +356,17 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
 
 
 def _analytical_jacobian(fn, inputs, checked, o_idx, out):
-    rows = [np.zeros((out.data.size, inputs[i].data.size)) for i in checked]
-    for k in range(out.data.size):
+    rows = [np.zeros((out.array.size, inputs[i].array.size)) for i in checked]
+    for k in range(out.array.size):
         outputs = _as_tuple(fn(*inputs))
         target = outputs[o_idx]
-        seed = np.zeros(target.data.size)
+        seed = np.zeros(target.array.size)
         seed[k] = 1.0
         seed_t = Tensor(backend.to_device(seed.reshape(target.shape).astype(target.dtype), target.device))
         grads = grad(target, [inputs[i] for i in checked], seed_t, allow_unused=True)
         for row, g in zip(rows, grads):
             if g is not None:
-                row[k] = backend.to_numpy(g.data).ravel()
+                row[k] = backend.to_numpy(g.array).ravel()
     return rows
 
 
@@ -374,17 +374,17 @@ def _numerical_jacobian(fn, inputs, checked, o_idx, eps):
     jacobians = []
     # Grad mode stays on: fn may itself call autograd.grad (gradients of gradients).
     for i in checked:
-        if not inputs[i].data.flags.c_contiguous:
-            inputs[i].data = inputs[i].data.copy()  # perturb through a flat view below
-        flat = inputs[i].data.reshape(-1)
-        size_out = _as_tuple(fn(*inputs))[o_idx].data.size
+        if not inputs[i].array.flags.c_contiguous:
+            inputs[i].array = inputs[i].array.copy()  # perturb through a flat view below
+        flat = inputs[i].array.reshape(-1)
+        size_out = _as_tuple(fn(*inputs))[o_idx].array.size
         jac = np.zeros((size_out, flat.size))
         for j in range(flat.size):
             original = flat[j].item()
             flat[j] = original + eps
-            plus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].data).ravel().copy()
+            plus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].array).ravel().copy()
             flat[j] = original - eps
-            minus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].data).ravel().copy()
+            minus = backend.to_numpy(_as_tuple(fn(*inputs))[o_idx].array).ravel().copy()
             flat[j] = original
             jac[:, j] = (plus - minus) / (2 * eps)
         jacobians.append(jac)

@@ -108,4 +108,4 @@ def is_complex(input) -> builtins.bool:  # noqa: A002  (PyTorch's argument name)
 def _tensor_dtype(value, fn: str):
     if not isinstance(value, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, not {builtins.type(value).__name__}")
-    return value.data.dtype
+    return value.array.dtype

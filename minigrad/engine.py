@@ -199,7 +199,7 @@ class GraphTask:
             self._capture(node, grads)
         if type(node) is AccumulateGrad:
             if grads is not None and grads[0] is not None and self.capture is None:
-                offered = self.offered is not None and self.offered.pop(id(grads[0].data), None) is not None
+                offered = self.offered is not None and self.offered.pop(id(grads[0].array), None) is not None
                 node.accumulate(grads[0], self.create_graph, self.grad_map, keep=offered)
             return
         edges = node.next_edges

@@ -73,7 +73,7 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     """
     dtype = _resolve_dtype(dtype)
     if isinstance(data, Tensor):
-        data = data.data
+        data = data.array
     if backend.is_array(data):
         device = backend.device_of(data) if device is None else backend.normalize_device(device)
         array = backend.to_device(data, device).astype(dtype or data.dtype, copy=True)
@@ -98,7 +98,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     ``device=None`` keeps a Tensor's or array's device (the default device for other data).
     """
     if isinstance(data, Tensor) or backend.is_array(data):
-        array = data.data if isinstance(data, Tensor) else data
+        array = data.array if isinstance(data, Tensor) else data
         if array.dtype.kind not in "biufc":
             raise TypeError(f"as_tensor: cannot make a numeric tensor from an array of dtype {array.dtype}")
         same_device = device is None or backend.device_of(array) == backend.normalize_device(device)

@@ -136,7 +136,7 @@ class FunctionNode(Node):
         numpy_only = True
         for x in inputs:
             if isinstance(x, Tensor):
-                data = x.data
+                data = x.array
                 if type(data) is not _ndarray:
                     numpy_only = False
                 if x._view is not None and x._view.version != x._version_counter.value and _grad_state.enabled:
@@ -267,7 +267,7 @@ class FunctionNode(Node):
         """
         saved = self._saved_outputs
         if saved is not None and output_nr in saved:
-            saved[output_nr] = tensor.data
+            saved[output_nr] = tensor.array
             self._output_counters[output_nr] = (views.counter_of(tensor), views.version_of(tensor))
 
     def grad_destination(self, index: int, shape, dtype):
@@ -314,8 +314,8 @@ class ViewNode(FunctionNode):
 
     def __call__(self, a, *rest):
         out = FunctionNode.__call__(self, a, *rest)
-        owner = out.data.base  # views.is_view_array, inlined: every reshape and t[i] comes here
-        if owner is not None and (owner is a.data or owner is a.data.base):
+        owner = out.array.base  # views.is_view_array, inlined: every reshape and t[i] comes here
+        if owner is not None and (owner is a.array or owner is a.array.base):
             views.mark_view(out, a, self)
         return out
 
@@ -417,7 +417,7 @@ def _owned(grad):
     holds the seed) or be a read-only broadcast view; then it is copied.
     Otherwise, like PyTorch, it is taken over without a copy.
     """
-    data = grad.data
+    data = grad.array
     if (
         type(data) is _ndarray
         and data.base is None
@@ -436,4 +436,4 @@ def add_gradients(a, b, create_graph):
     """
     if create_graph:
         return a + b
-    return Tensor._make(a.data + b.data, False, None, 0)
+    return Tensor._make(a.array + b.array, False, None, 0)

@@ -111,7 +111,7 @@ class Generator:
         if not isinstance(new_state, Tensor) or new_state.dtype != np.uint8:
             got = f"a Tensor of dtype {new_state.dtype}" if isinstance(new_state, Tensor) else type(new_state).__name__
             raise TypeError(f"Generator.set_state expects a uint8 Tensor from get_state(), got {got}")
-        raw = backend.to_numpy(new_state.data).reshape(-1)
+        raw = backend.to_numpy(new_state.array).reshape(-1)
         if raw.size != _STATE_SIZE:
             raise RuntimeError(
                 f"Generator.set_state expects the {_STATE_SIZE}-byte state from get_state(), got {raw.size} bytes"

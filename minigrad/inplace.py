@@ -74,7 +74,7 @@ def apply_inplace(tensor, fn, update, compute, operands=()):
     grad_mode = _grad_state.enabled
     if grad_mode and tensor.requires_grad:
         _check_not_leaf(tensor)
-    if not tensor.data.flags.writeable:  # a broadcast view: several elements share one memory location
+    if not tensor.array.flags.writeable:  # a broadcast view: several elements share one memory location
         raise RuntimeError(OVERLAP_MESSAGE)
     if not (grad_mode and (tensor.requires_grad or _any_requires_grad(operands))):
         _write(tensor, update)
@@ -108,7 +108,7 @@ _write_lock = threading.Lock()
 
 def _write(tensor, update) -> None:
     """Write in place without recording, then count the write."""
-    data = tensor.data
+    data = tensor.array
     with _write_lock:
         update(data)
         views.bump_version(tensor)
@@ -116,7 +116,7 @@ def _write(tensor, update) -> None:
 
 def _alias(tensor) -> Tensor:
     """A Tensor standing for ``tensor``'s value and history before the write (same memory)."""
-    return Tensor._make(tensor.data, tensor.requires_grad, tensor.grad_fn, tensor._output_nr)
+    return Tensor._make(tensor.array, tensor.requires_grad, tensor.grad_fn, tensor._output_nr)
 
 
 def _new_value(tensor, old, compute, fn) -> Tensor:
@@ -127,7 +127,7 @@ def _new_value(tensor, old, compute, fn) -> Tensor:
     first = next(_node_sequence)
     new = compute(old)
     if _saves(new, old, first):
-        old.data = old.data.copy()
+        old.array = old.array.copy()
     if new.shape != tensor.shape:
         raise RuntimeError(
             f"{fn}: output with shape {list(tensor.shape)} doesn't match the broadcast shape {list(new.shape)}"
@@ -154,7 +154,7 @@ def _saves(new, old, first) -> bool:
 
 def _record_on_tensor(tensor, compute, fn) -> None:
     new = _new_value(tensor, _alias(tensor), compute, fn)
-    tensor.data[...] = new.data
+    tensor.array[...] = new.array
     views.bump_version(tensor)
     tensor.grad_fn = new.grad_fn
     tensor._output_nr = new._output_nr
@@ -176,7 +176,7 @@ def _record_on_view(tensor, compute, fn) -> None:
     old_base = _alias(base)
     old_view = info.replay(old_base)
     new_view = _new_value(tensor, old_view, compute, fn)
-    rebased = CopySlices(info, base.data)(old_base, new_view)  # writes the region into base.data
+    rebased = CopySlices(info, base.array)(old_base, new_view)  # writes the region into base.array
     views.bump_version(base)
     base.grad_fn = rebased.grad_fn
     base._output_nr = 0
@@ -312,12 +312,12 @@ def operand(tensor, other, fn: str):
     Raises:
         TypeError: ``other`` holds no numbers.
     """
-    data = other.data if isinstance(other, Tensor) else other
+    data = other.array if isinstance(other, Tensor) else other
     if isinstance(data, _NUMBERS):
         return data
     if not (backend.is_array(data) and data.dtype.kind in "biufc"):
         raise TypeError(f"{fn}: other must be a Tensor, an array or a number, got {type(other).__name__}")
-    backend.get_array_module(tensor.data, data)  # raises, naming both devices, when they differ
+    backend.get_array_module(tensor.array, data)  # raises, naming both devices, when they differ
     return data
 
 
@@ -372,7 +372,7 @@ def copy_from(tensor, src, fn: str = "copy_"):
     src_data = operand(tensor, src, fn) if not isinstance(src, Tensor) or src.device == tensor.device else None
     if src_data is None:  # another device: copy_ moves it, as PyTorch's does
         src = src.to(tensor.device)
-        src_data = src.data
+        src_data = src.array
     if not _fits(tensor, src_data):
         raise RuntimeError(_broadcast_message(tensor, src_data, fn))
 
@@ -408,7 +408,7 @@ def set_item(tensor, index, value):
         if region._view is not None:  # always, for basic indices: written through, the base sees it
             copy_from(region, value, "__setitem__")
             return tensor
-    value_data = value.data if isinstance(value, Tensor) else value
+    value_data = value.array if isinstance(value, Tensor) else value
 
     def update(data):
         data[index] = value_data

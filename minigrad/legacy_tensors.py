@@ -101,7 +101,7 @@ def tensor_type(t: Tensor, dtype=None, non_blocking: bool = False):
         RuntimeError: a CUDA type was asked for and CUDA is not available.
     """
     if dtype is None:
-        return type_name(t.data.dtype, t.is_cuda)
+        return type_name(t.array.dtype, t.is_cuda)
     cuda = None  # keep the device
     if isinstance(dtype, _device):
         raise TypeError(f"type(): expected a type name, a legacy tensor type or a dtype, got the device {dtype!r}; "
@@ -134,7 +134,7 @@ class LegacyTensorType(type):
     is_cuda: bool
 
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, Tensor) and obj.data.dtype == cls.dtype and obj.is_cuda == cls.is_cuda
+        return isinstance(obj, Tensor) and obj.array.dtype == cls.dtype and obj.is_cuda == cls.is_cuda
 
     def __call__(cls, *args, device=None, size=None, data=None) -> Tensor:
         """A Tensor of this type: ``T()`` (empty), ``T(*sizes)``, ``T(data)`` or ``T(tensor)`` (an alias).
@@ -199,7 +199,7 @@ class LegacyTensorType(type):
         return wanted if cls.is_cuda else "cpu"
 
     def _alias(cls, other: Tensor, name: str) -> Tensor:
-        if other.data.dtype != cls.dtype or other.is_cuda != cls.is_cuda:
+        if other.array.dtype != cls.dtype or other.is_cuda != cls.is_cuda:
             raise TypeError(f"{name}(): expected a tensor of type {name}, got {other.type()}; "
                             f"convert it with .type({name!r}) or .to(dtype)")
         return other[...]

@@ -205,7 +205,7 @@ def _scalar_dtype(value) -> np.dtype:
 def _group_and_dtype(operand) -> tuple:
     """(group, dtype) of an operand: a Tensor, an array (NumPy or CuPy) or a number."""
     if isinstance(operand, Tensor):
-        operand = operand.data
+        operand = operand.array
         if isinstance(operand, np.generic):  # some Tensors hold a NumPy scalar: still a 0-d tensor
             return _ZERO_DIM, operand.dtype
     elif isinstance(operand, np.generic):

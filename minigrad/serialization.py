@@ -118,7 +118,7 @@ class _Encoder:
         if isinstance(obj, str):
             return {"type": "str", "value": obj}
         if isinstance(obj, Tensor):
-            return {**self._array_node("tensor", obj.data, where), "device": str(backend.device_of(obj.data))}
+            return {**self._array_node("tensor", obj.array, where), "device": str(backend.device_of(obj.array))}
         if isinstance(obj, np.ndarray):
             return {**self._array_node("array", obj, where), "kind": "numpy"}
         if backend.is_array(obj):
@@ -315,7 +315,7 @@ class _Placement:
             placed = self.function(Tensor(array), location)
             if placed is not None:
                 if isinstance(placed, Tensor):
-                    return Tensor(placed.data)
+                    return Tensor(placed.array)
                 if backend.is_array(placed):
                     return Tensor(placed)
                 raise TypeError(
@@ -502,7 +502,7 @@ class _Decoder:
         if not isinstance(location, str) or _SAVED_DEVICE.match(location) is None:
             self.fail(where, f"'device' must be 'cpu' or 'cuda:N', got {location!r}"[:200])
         placed = self.placement.place(array, location, self.file_name)
-        return placed if kind == "tensor" else placed.data
+        return placed if kind == "tensor" else placed.array
 
     def _read_array(self, entry, where):
         try:

@@ -29,10 +29,15 @@ class Tensor:
 
     Use ``mg.tensor(...)`` to build tensors from Python data with PyTorch's
     dtype rules (Python floats become float32).
+
+    Attributes:
+        array: the NumPy or CuPy ndarray holding the values. The library's
+            own code reads and writes it directly; user code reaches it through
+            ``.numpy()``, ``.data`` (a Tensor, as in PyTorch) or ``np.asarray``.
     """
 
     __slots__ = (
-        "data",
+        "array",
         "requires_grad",
         "_grad",
         "grad_fn",
@@ -52,10 +57,10 @@ class Tensor:
 
     def __init__(self, data, requires_grad: bool = False):
         if isinstance(data, Tensor):
-            data = data.data
+            data = data.array
         elif not backend.is_array(data):
             data = np.asarray(data)
-        self.data = data
+        self.array = data
         self.requires_grad = False
         self._grad = None
         self.grad_fn = None
@@ -74,7 +79,7 @@ class Tensor:
     def _make(data, requires_grad, grad_fn, output_nr):
         """Internal fast constructor: wraps ``data`` as is."""
         t = _new_object(Tensor)
-        t.data = data
+        t.array = data
         t.requires_grad = requires_grad
         t._grad = None
         t.grad_fn = grad_fn
@@ -93,22 +98,56 @@ class Tensor:
     @property
     def shape(self) -> tuple:
         """The shape as a tuple of ints."""
-        return self.data.shape
+        return self.array.shape
 
     @property
     def dtype(self):
         """The NumPy dtype of the data."""
-        return self.data.dtype
+        return self.array.dtype
 
     @property
     def ndim(self) -> int:
         """Number of dimensions."""
-        return self.data.ndim
+        return self.array.ndim
 
     @property
     def device(self) -> str:
         """Where the data lives: "cpu" or "cuda:N"."""
-        return backend.device_of(self.data)
+        return backend.device_of(self.array)
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values as a new tensor that autograd does not track (PyTorch's ``.data``).
+
+        The result shares memory with this tensor, so writes through it change
+        this tensor, but it shares neither history nor version counter: autograd
+        does not see those writes. That is why ``p.data.add_(g, alpha=-lr)``
+        may update a parameter that requires grad, and also why a value saved
+        for a backward and then changed through ``.data`` goes unnoticed;
+        ``detach()`` shares the version counter and so is checked.
+
+        Assigning a Tensor makes this tensor hold that tensor's values (memory
+        shared, shape, dtype and device may change), leaving its history and
+        ``requires_grad`` as they are.
+
+        Raises (on assignment):
+            TypeError: the value is not a Tensor (a raw array goes to ``.array``).
+            RuntimeError: this tensor requires grad and the value's dtype is not floating point.
+        """
+        return Tensor._make(self.array, False, None, 0)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Tensor.data must be set to a Tensor, got {type(value).__name__} "
+                "(wrap it with mg.as_tensor, or assign a NumPy/CuPy array to .array)"
+            )
+        if self.requires_grad and value.array.dtype.kind not in _FLOAT_KINDS:
+            raise RuntimeError(
+                f"data set to a tensor that requires gradients must be floating point or complex, got {value.dtype}"
+            )
+        self.array = value.array
 
     @property
     def grad(self):
@@ -156,36 +195,46 @@ class Tensor:
             TypeError: ``dim`` is not an int. IndexError: ``dim`` is out of range.
         """
         if dim is None:
-            return self.data.shape
+            return self.array.shape
         if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
             raise TypeError(f"size(): dim must be an int, got {type(dim).__name__}")
-        if not -self.data.ndim <= dim < self.data.ndim:
+        if not -self.array.ndim <= dim < self.array.ndim:
             raise IndexError(
-                f"size(): dim {dim} is out of range for a tensor with {self.data.ndim} dimension(s)"
+                f"size(): dim {dim} is out of range for a tensor with {self.array.ndim} dimension(s)"
             )
-        return self.data.shape[dim]
+        return self.array.shape[dim]
 
     def dim(self) -> int:
         """Number of dimensions."""
-        return self.data.ndim
+        return self.array.ndim
 
     def numel(self) -> int:
         """Number of elements."""
-        return int(self.data.size)
+        return int(self.array.size)
 
     def element_size(self) -> int:
         """Bytes per element."""
-        return self.data.itemsize
+        return self.array.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (as ``element_size()``)."""
+        return self.array.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements take: ``numel() * element_size()`` (of this view, not its base)."""
+        return self.array.nbytes
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self.array.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self.array.shape[0]))
 
     def __repr__(self):
         extra = ""
@@ -195,16 +244,16 @@ class Tensor:
             extra = ", requires_grad=True"
         device = self.device
         dev = "" if device == "cpu" else f", device='{device}'"
-        body = np.array2string(backend.to_numpy(self.data), separator=", ", prefix="tensor(")
+        body = np.array2string(backend.to_numpy(self.array), separator=", ", prefix="tensor(")
         return f"tensor({body}, dtype={self.dtype}{dev}{extra})"
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise RuntimeError(
-                f"the truth value of a tensor with {self.data.size} elements is ambiguous; "
+                f"the truth value of a tensor with {self.array.size} elements is ambiguous; "
                 "use .any() or .all()"
             )
-        return bool(self.data)
+        return bool(self.array)
 
     def __hash__(self):
         return id(self)
@@ -216,7 +265,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.dtype.kind not in "iub" or self.data.size != 1:
+        if self.dtype.kind not in "iub" or self.array.size != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
@@ -233,7 +282,7 @@ class Tensor:
                 "requires_grad_() can only change leaf tensors; this one was produced by "
                 f"{self.grad_fn.name()}. Use .detach().requires_grad_() for a new leaf."
             )
-        if requires_grad and self.data.dtype.kind not in _FLOAT_KINDS:
+        if requires_grad and self.array.dtype.kind not in _FLOAT_KINDS:
             raise RuntimeError(
                 f"only floating point tensors can require gradients, got dtype {self.dtype}"
             )
@@ -279,7 +328,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's data (and version counter), cut off from the graph."""
-        out = Tensor._make(self.data, False, None, 0)
+        out = Tensor._make(self.array, False, None, 0)
         _views.share_counter(out, self)
         return out
 
@@ -361,15 +410,15 @@ class Tensor:
             raise RuntimeError("can't call numpy() on a tensor that requires grad; use .detach().numpy()")
         if self.device != "cpu":
             raise TypeError(f"can't convert a {self.device} tensor to NumPy; use .cpu() first")
-        return self.data
+        return self.array
 
     def __array__(self, dtype=None, copy=None):
-        array = backend.to_numpy(self.data)
+        array = backend.to_numpy(self.array)
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def tolist(self):
         """The data as (nested) Python lists."""
-        return backend.to_numpy(self.data).tolist()
+        return backend.to_numpy(self.array).tolist()
 
     def item(self):
         """The value of a one-element tensor as a Python number.
@@ -377,9 +426,9 @@ class Tensor:
         Raises:
             ValueError: the tensor has more than one element.
         """
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
-        return self.data.item()
+        return self.array.item()
 
     def to(self, *args, dtype=None, device=None) -> Tensor:
         """Return a tensor on ``device`` and/or of ``dtype`` (self when nothing changes).
@@ -425,7 +474,7 @@ class Tensor:
 
     def long(self) -> Tensor:
         """Cast to int64 (not differentiable)."""
-        return Tensor._make(self.data.astype(np.int64), False, None, 0)
+        return Tensor._make(self.array.astype(np.int64), False, None, 0)
 
     def clone(self) -> Tensor:
         """A copy with its own memory; differentiable."""
@@ -433,7 +482,7 @@ class Tensor:
 
     def contiguous(self) -> Tensor:
         """A C-contiguous copy (self if already contiguous)."""
-        return self if self.data.flags.c_contiguous else self.clone()
+        return self if self.array.flags.c_contiguous else self.clone()
 
     # -- in-place ops (minigrad/inplace.py: views, version counters, recording) ----
 
@@ -527,8 +576,8 @@ class Tensor:
 
     def masked_fill_(self, mask, value) -> Tensor:
         """Set the elements where the boolean ``mask`` (broadcast to this shape) is true to ``value``."""
-        mask_data = mask.data if isinstance(mask, Tensor) else mask
-        value_data = value.data if isinstance(value, Tensor) else value
+        mask_data = mask.array if isinstance(mask, Tensor) else mask
+        value_data = value.array if isinstance(value, Tensor) else value
 
         def update(data):
             backend.get_array_module(data).copyto(data, value_data, where=mask_data)
@@ -539,10 +588,10 @@ class Tensor:
 
     def index_add_(self, dim, index, source, alpha=1) -> Tensor:
         """Add ``alpha * source`` into the rows ``index`` along ``dim`` (repeated indices add up)."""
-        index_data = index.data if isinstance(index, Tensor) else backend.as_array(index)
+        index_data = index.array if isinstance(index, Tensor) else backend.as_array(index)
         where = (slice(None),) * (dim % self.ndim) + (index_data,)
         source = source if alpha == 1 else source * alpha
-        source_data = source.data if isinstance(source, Tensor) else source
+        source_data = source.array if isinstance(source, Tensor) else source
 
         def update(data):
             backend.scatter_add(data, where, source_data)
@@ -707,11 +756,11 @@ class Tensor:
 
     def any(self):
         """True if any element is nonzero (a bool tensor)."""
-        return Tensor._make(self.data.any(), False, None, 0)
+        return Tensor._make(self.array.any(), False, None, 0)
 
     def all(self):
         """True if every element is nonzero (a bool tensor)."""
-        return Tensor._make(self.data.all(), False, None, 0)
+        return Tensor._make(self.array.all(), False, None, 0)
 
     # -- shape ---------------------------------------------------------------
 
@@ -1302,7 +1351,7 @@ class Tensor:
 
     def is_floating_point(self) -> bool:
         """True for float16/float32/float64 tensors (complex ones are not floating point, as in PyTorch)."""
-        return self.data.dtype.kind == "f"
+        return self.array.dtype.kind == "f"
 
     # PyTorch's method name: below this line in the class body (not in method bodies), ``type`` is this method.
     def type(self, dtype=None, non_blocking=False):
@@ -1345,7 +1394,7 @@ def _op_update(op):
     """An in-place update computing ``op`` on the array out of place, then writing it back."""
 
     def update(data):
-        data[...] = op(Tensor._make(data, False, None, 0)).data
+        data[...] = op(Tensor._make(data, False, None, 0)).array
 
     return update
 
@@ -1358,7 +1407,7 @@ def _result_update(op, fn: str):
     """
 
     def update(data):
-        out = op(Tensor._make(data, False, None, 0)).data
+        out = op(Tensor._make(data, False, None, 0)).array
         _inplace.check_castable(out.dtype, data.dtype, fn)
         data[...] = out
 
@@ -1405,8 +1454,8 @@ def _check_hook(hook, fn: str) -> None:
 
 
 def _compare(ufunc, a, b):
-    a_data = a.data if isinstance(a, Tensor) else a
-    b_data = b.data if isinstance(b, Tensor) else b
+    a_data = a.array if isinstance(a, Tensor) else a
+    b_data = b.array if isinstance(b, Tensor) else b
     for value in (a_data, b_data):
         numeric = (backend.is_array(value) and value.dtype.kind in "biufc") or (
             isinstance(value, (int, float, bool, complex, np.number, np.bool_))

@@ -351,7 +351,7 @@ class _Describer:
         for i, tensor in enumerate(tensors):
             node, output_nr = tensor._gradient_edge()
             key = f"t{i}"
-            part.nodes.append(PartNode(key, self.tensor_name(tensor), None, (_shape_dtype(tensor.data),),
+            part.nodes.append(PartNode(key, self.tensor_name(tensor), None, (_shape_dtype(tensor.array),),
                                        _OUTPUT_STYLE))
             part.edges.append((key, node, _output_attrs(node, output_nr)))
             starts.append(node)
@@ -410,7 +410,7 @@ class _Describer:
 
     def leaf_lines(self, leaf) -> list:
         name = self.param_names.get(id(leaf)) or leaf.name
-        return ([name] if name else []) + [_shape_dtype(leaf.data)]
+        return ([name] if name else []) + [_shape_dtype(leaf.array)]
 
     def tensor_name(self, tensor) -> str:
         return self.param_names.get(id(tensor)) or tensor.name or "output"
@@ -418,7 +418,7 @@ class _Describer:
     def value_label(self, value) -> str:
         if isinstance(value, Tensor):
             name = self.param_names.get(id(value)) or value.name
-            return (f"{name} " if name else "") + _shape_dtype(value.data)
+            return (f"{name} " if name else "") + _shape_dtype(value.array)
         return _shape_dtype(value)
 
 

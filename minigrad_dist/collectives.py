@@ -390,7 +390,7 @@ def _is_rank_like(value) -> bool:
 
 def _array(t, fn: str, name: str = "tensor"):
     if isinstance(t, Tensor):
-        return t.data
+        return t.array
     if array_backend.is_array(t):
         return t
     raise TypeError(f"{fn}: {name} must be a Tensor or a NumPy/CuPy array, got {type(t).__name__}")

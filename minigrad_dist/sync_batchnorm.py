@@ -94,7 +94,7 @@ class _SyncBatchNormOp(FunctionNode):
                 "with the other ranks; use BatchNorm for higher-order gradients"
             )
         (weight,) = self.saved_inputs
-        xp, xhat, g = self.xp, self.xhat, g.data
+        xp, xhat, g = self.xp, self.xhat, g.array
         need_x, need_w, need_b = self.needs_input_grad
         sum_g = g.sum(axis=self.axes)
         sum_gx = (g * xhat).sum(axis=self.axes)
@@ -105,7 +105,7 @@ class _SyncBatchNormOp(FunctionNode):
             collectives.all_reduce(totals, group=self.group)
             mean_g = (totals[:channels] / self.count).astype(g.dtype).reshape(self.channel_shape)
             mean_gx = (totals[channels:] / self.count).astype(g.dtype).reshape(self.channel_shape)
-            scale = self.rstd if weight is None else self.rstd * weight.data.reshape(self.channel_shape)
+            scale = self.rstd if weight is None else self.rstd * weight.array.reshape(self.channel_shape)
             grad_x = _constant(scale * (g - mean_g - xhat * mean_gx))
         return (
             grad_x,
@@ -167,10 +167,10 @@ class SyncBatchNorm(_BatchNorm):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.track_running_stats and self.num_batches_tracked is not None:
             counter = self.num_batches_tracked
-            counter.data[...] += 1
+            counter.array[...] += 1
             views.bump_version(counter)
             if self.momentum is None:
-                factor = 1.0 / float(counter.data)
+                factor = 1.0 / float(counter.array)
         if input.dtype.kind != "f":
             raise NotImplementedError(f"SyncBatchNorm: not implemented for dtype {input.dtype} (floating point only)")
         op = _SyncBatchNormOp(float(self.eps), self.process_group)
@@ -211,7 +211,7 @@ class SyncBatchNorm(_BatchNorm):
 
 def _update_running(stat: Tensor, batch, momentum) -> None:
     """stat <- (1 - momentum) * stat + momentum * batch, in place (a new version of ``stat``)."""
-    data = stat.data
+    data = stat.array
     data[...] = momentum * backend.get_array_module(data).asarray(batch, dtype=np.float64).astype(data.dtype) + (
         1 - momentum
     ) * data

@@ -1158,8 +1158,8 @@ def check_result(result, c: Case, arg: str, value) -> None:
         if isinstance(r, mg.Tensor):
             assert r.dtype.kind in "biufc", f"{c.name}({arg}={value!r}) returned a tensor of dtype {r.dtype}"
             # 0-d results of reductions and indexing hold NumPy scalars, not 0-d arrays: known, reported.
-            assert backend.is_array(r.data) or isinstance(r.data, np.generic), (
-                f"{c.name}({arg}={value!r}) returned a tensor of {type(r.data)}"
+            assert backend.is_array(r.array) or isinstance(r.array, np.generic), (
+                f"{c.name}({arg}={value!r}) returned a tensor of {type(r.array)}"
             )
 
 

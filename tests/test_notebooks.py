@@ -64,7 +64,7 @@ def text_of(notebook) -> str:
         if output.output_type == "stream":
             parts.append(output.text)
         elif "data" in output:
-            parts.append(output.data.get("text/plain", ""))
+            parts.append(output.array.get("text/plain", ""))
     return "".join(parts)
 
 
@@ -131,7 +131,7 @@ def test_show_dot_displays_svg_with_graphviz(monkeypatch):
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     assert notebook_helpers.show_dot("digraph g {\n  a -> b;\n}\n") == "svg"
-    assert len(shown) == 1 and "<svg" in shown[0].data
+    assert len(shown) == 1 and "<svg" in shown[0].array
 
 
 def test_function_source_finds_functions_at_any_depth_of_a_script():

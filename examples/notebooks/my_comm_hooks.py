@@ -15,7 +15,7 @@ from minigrad_dist.futures import completed_future
 def mean_hook(process_group, bucket):
     """Average the bucket over the ranks: sum with one allreduce, then divide by the world size."""
     group = process_group if process_group is not None else dist.get_default_group()
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     group.allreduce(buffer)  # the sum over the ranks, in place
     buffer /= group.size()  # ... and the mean
     return completed_future(buffer)
@@ -24,7 +24,7 @@ def mean_hook(process_group, bucket):
 def forgetful_hook(process_group, bucket):
     """The classic bug: returns the sum of the ranks' gradients, forgetting to divide by the world size."""
     group = process_group if process_group is not None else dist.get_default_group()
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     group.allreduce(buffer)
     return completed_future(buffer)
 

@@ -56,7 +56,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002  (PyTor
     fn = "leaky_relu"
     _expect_float_input(fn, input)
     slope = _expect_number(fn, "negative_slope", negative_slope)
-    return elementwise.where(input.data > 0, input, input * slope)
+    return elementwise.where(input.array > 0, input, input * slope)
 
 
 def elu(input, alpha=1.0, inplace=False):  # noqa: A002
@@ -74,7 +74,7 @@ def elu(input, alpha=1.0, inplace=False):  # noqa: A002
     # Clamped first: exp of the (unused) large positive values would overflow, and inf * 0 in the
     # backward of the branch not taken would give NaN.
     negative = elementwise.clamp(input, max=0.0).expm1() * alpha
-    return elementwise.where(input.data > 0, input, negative)
+    return elementwise.where(input.array > 0, input, negative)
 
 
 def silu(input, inplace=False):  # noqa: A002
@@ -101,7 +101,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
     low, high = _expect_number(fn, "min_val", min_val), _expect_number(fn, "max_val", max_val)
     if high < low:
         raise ValueError(f"{fn}(): max_val ({high}) cannot be less than min_val ({low})")
-    inside = (input.data > low) & (input.data < high)
+    inside = (input.array > low) & (input.array < high)
     return elementwise.where(inside, input, elementwise.clamp(input.detach(), low, high))
 
 

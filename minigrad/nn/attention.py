@@ -117,8 +117,8 @@ def _repeat_heads(t: Tensor, groups: int) -> Tensor:
 
 def _safe_softmax(scores: Tensor) -> Tensor:
     """Softmax over the last dimension where a row that is all -inf (fully masked) gives zeros, not NaN."""
-    xp = backend.get_array_module(scores.data)
-    dead = xp.isneginf(scores.data).all(-1, keepdims=True)
+    xp = backend.get_array_module(scores.array)
+    dead = xp.isneginf(scores.array).all(-1, keepdims=True)
     if not dead.any():
         return F.softmax(scores, -1)
     # Replace the dead rows before the softmax as well, so that no NaN reaches the backward.
@@ -170,7 +170,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = (query @ key.mT) * float(scale)
     masked = False
     if is_causal:
-        xp = backend.get_array_module(query.data)
+        xp = backend.get_array_module(query.array)
         with backend.device_context(query.device):
             allowed = xp.tril(xp.ones((length, source), dtype=bool))
         scores = where(allowed, scores, -math.inf)
@@ -221,14 +221,14 @@ def _canonical_mask(mask, name: str, other, other_name: str, dtype):
         )
     if mask.dtype != np.bool_:
         return mask
-    xp = backend.get_array_module(mask.data)
+    xp = backend.get_array_module(mask.array)
     with backend.device_context(mask.device):
-        return _constant(xp.where(mask.data, -xp.inf, 0.0).astype(dtype))
+        return _constant(xp.where(mask.array, -xp.inf, 0.0).astype(dtype))
 
 
 def _pad_last(mask: Tensor) -> Tensor:
     """``mask`` with one zero column appended on the last dimension (for the extra key)."""
-    xp = backend.get_array_module(mask.data)
+    xp = backend.get_array_module(mask.array)
     with backend.device_context(mask.device):
         zeros = _constant(xp.zeros(mask.shape[:-1] + (1,), dtype=mask.dtype))
     return cat([mask, zeros], -1)
@@ -405,7 +405,7 @@ class MultiheadAttention(Module):
         k = k.reshape(k.shape[0], batch * heads, head_dim).transpose(0, 1)
         v = v.reshape(v.shape[0], batch * heads, head_dim).transpose(0, 1)
         if self.add_zero_attn:
-            xp = backend.get_array_module(k.data)
+            xp = backend.get_array_module(k.array)
             with backend.device_context(k.device):
                 zeros = _constant(xp.zeros((batch * heads, 1, head_dim), dtype=k.dtype))
             k, v = cat([k, zeros], 1), cat([v, zeros], 1)

@@ -43,7 +43,7 @@ def _index_array(name, value, device):
         raise RuntimeError(f"embedding_bag(): {name} must be an int32 or int64 tensor, got dtype {value.dtype}")
     if value.device != device:
         raise RuntimeError(f"embedding_bag(): {name} is on {value.device} but weight is on {device}")
-    return value.data
+    return value.array
 
 
 def _bag_starts(xp, input_data, offsets, include_last_offset):
@@ -91,9 +91,9 @@ def _bag_starts(xp, input_data, offsets, include_last_offset):
 
 def _renorm_(weight, indices, max_norm, norm_type) -> None:
     """Scale the rows of ``weight`` at ``indices`` whose ``norm_type``-norm exceeds ``max_norm`` to it, in place."""
-    xp = backend.get_array_module(weight.data)
+    xp = backend.get_array_module(weight.array)
     rows = xp.unique(indices)
-    data = weight.data
+    data = weight.array
     picked = data[rows]
     if norm_type == float("inf"):
         norms = xp.abs(picked).max(axis=1)
@@ -173,7 +173,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if per_sample_weights.device != device:
             raise RuntimeError(f"{fn}(): per_sample_weights is on {per_sample_weights.device} but weight is on "
                                f"{device}")
-    xp = backend.get_array_module(weight.data)
+    xp = backend.get_array_module(weight.array)
     indices, bounds = _bag_starts(xp, input_data, offsets, include_last_offset)
     rows = weight.shape[0]
     if padding_idx is not None:
@@ -220,7 +220,7 @@ def _bag_max(xp, weight, indices, starts, bounds, bag_of, kept):
     longest = int(lengths.max()) if bags else 0
     position = xp.arange(indices.shape[0]) - starts[bag_of]
     values = xp.full((bags, longest, dim), -xp.inf, dtype=weight.dtype)
-    looked_up = weight.data[indices]
+    looked_up = weight.array[indices]
     # A later NaN never beats the running maximum; a NaN first in its bag is never beaten.
     nan = xp.isnan(looked_up)
     looked_up = xp.where(nan, xp.where((position == 0)[:, None], xp.inf, -xp.inf), looked_up)

@@ -395,7 +395,7 @@ def _class_targets(fn, x, target, weight):
     _expect_float(fn, "input", x)
     if x.ndim == 0:
         raise ValueError(f"{fn}(): input must have a class dimension, got a 0-d tensor")
-    target_data = target.data if isinstance(target, Tensor) else target
+    target_data = target.array if isinstance(target, Tensor) else target
     if not backend.is_array(target_data):
         raise TypeError(f"{fn}(): target must be an integer Tensor of class indices, "
                         f"got {type(target).__name__}")
@@ -426,7 +426,7 @@ def _class_targets(fn, x, target, weight):
                 f"{fn}(): weight has dtype {weight.dtype} but input has dtype {x.dtype}; "
                 "they must match (convert one with .to(dtype))"
             )
-        weight_data = weight.data
+        weight_data = weight.array
     if x.ndim == 1:
         target_data = target_data.reshape(1)
     return target_data, weight_data
@@ -517,7 +517,7 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
 
 def _smoothing_term(log_probs, target, weight, ignore_index, reduction, class_dim):
     """PyTorch's label-smoothing loss: -sum_c weight_c * log_probs_c per sample, reduced."""
-    xp = backend.get_array_module(log_probs.data)
+    xp = backend.get_array_module(log_probs.array)
     dtype = log_probs.dtype
     if weight is not None:
         shape = [1] * log_probs.ndim
@@ -693,7 +693,7 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
     """
     fn = "embedding"
     _expect_tensor(fn, "weight", weight)
-    indices = input.data if isinstance(input, Tensor) else input
+    indices = input.array if isinstance(input, Tensor) else input
     if not backend.is_array(indices) or indices.dtype.kind not in "iu":
         kind = indices.dtype if backend.is_array(indices) else type(input).__name__
         raise TypeError(f"embedding(): input must be an integer tensor of indices, got {kind}")

@@ -118,7 +118,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
         samples = backend.generator(device).random(tensor.shape, dtype=_sample_dtype(tensor))
         samples *= b - a
         samples += a
-        tensor.data[...] = samples
+        tensor.array[...] = samples
     bump_version(tensor)
     return tensor
 
@@ -139,7 +139,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
         samples = backend.generator(device).standard_normal(tensor.shape, dtype=_sample_dtype(tensor))
         samples *= std
         samples += mean
-        tensor.data[...] = samples
+        tensor.array[...] = samples
     bump_version(tensor)
     return tensor
 
@@ -147,7 +147,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill ``tensor`` with ``val`` in place; returns it (TypeError if ``tensor`` is not a Tensor)."""
     _expect_tensor(tensor, "constant_")
-    tensor.data[...] = val
+    tensor.array[...] = val
     bump_version(tensor)
     return tensor
 

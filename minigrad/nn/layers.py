@@ -291,7 +291,7 @@ class Embedding(Module):
         """Re-draw the weight from N(0, 1), zeroing the padding row."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight.array[self.padding_idx] = 0
 
     def forward(self, input):  # noqa: A002
         """Look up the rows of ``weight`` at the indices ``input``."""

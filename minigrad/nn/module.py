@@ -507,7 +507,7 @@ class Module:
         """Move parameters and buffers to ``device`` and/or cast the floating ones to ``dtype``.
 
         Accepts ``m.to("cuda:0")``, ``m.to(mg.float64)``, ``m.to("cpu", mg.float32)``.
-        Parameters keep their identity (their ``.data`` and ``.grad`` are
+        Parameters keep their identity (their ``.array`` and ``.grad`` are
         replaced), so optimizers built before the call keep working; buffers
         are replaced by new tensors. Modifies the module in place and returns it.
 
@@ -547,12 +547,12 @@ class Module:
             for param in module._parameters.values():
                 if param is None:
                     continue
-                param.data = fn(param.data)
+                param.array = fn(param.array)
                 if param.grad is not None:
-                    param.grad = Tensor(fn(param.grad.data))
+                    param.grad = Tensor(fn(param.grad.array))
             for name, buf in module._buffers.items():
                 if buf is not None:
-                    new = Tensor(fn(buf.data))
+                    new = Tensor(fn(buf.array))
                     if buf.requires_grad and new.dtype.kind in "fc":
                         new.requires_grad_(True)
                     module._buffers[name] = new
@@ -719,19 +719,19 @@ def reset_grad(tensor: Tensor, set_to_none: bool = True) -> None:
         tensor.grad = None
         return
     grad.detach_()
-    data = grad.data
+    data = grad.array
     if data.flags.writeable:
         data[...] = 0
     else:
         xp = backend.get_array_module(data)
         with backend.device_context(backend.device_of(data)):
-            grad.data = xp.zeros(data.shape, dtype=data.dtype)
+            grad.array = xp.zeros(data.shape, dtype=data.dtype)
 
 
 def _copy_into(module, name, target, value, key, assign):
     """Copy ``value`` into parameter/buffer ``target``; return an error message or None."""
     if isinstance(value, Tensor):
-        array = value.data
+        array = value.array
     elif backend.is_array(value):
         array = value
     else:
@@ -747,7 +747,7 @@ def _copy_into(module, name, target, value, key, assign):
     if assign:
         _assign(module, name, target, array)
     else:
-        target.data[...] = backend.to_device(array, target.device)
+        target.array[...] = backend.to_device(array, target.device)
     return None
 
 

@@ -118,7 +118,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.numel() == 0:  # nothing to normalize, nothing to learn from
         return input * 1.0
     if not training:
-        op = ops.BatchNorm(float(eps), (running_mean.data.reshape(-1), running_var.data.reshape(-1)))
+        op = ops.BatchNorm(float(eps), (running_mean.array.reshape(-1), running_var.array.reshape(-1)))
         return op(input, weight, bias)
     op = ops.BatchNorm(float(eps))
     out = op(input, weight, bias)
@@ -131,7 +131,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def _update_running(stat: Tensor, batch, momentum) -> None:
     """stat <- (1 - momentum) * stat + momentum * batch, in place (a new version of ``stat``)."""
-    data = stat.data
+    data = stat.array
     new = momentum * batch.reshape(data.shape) + (1 - momentum) * data
     data[...] = new
     views.bump_version(stat)
@@ -233,10 +233,10 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             counter = self.num_batches_tracked
-            counter.data[...] += 1
+            counter.array[...] += 1
             views.bump_version(counter)
             if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(counter.data)
+                factor = 1.0 / float(counter.array)
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
         return batch_norm(
@@ -286,7 +286,7 @@ def _feature_dropout(fn: str, x, p):
         raise RuntimeError(f"{fn}(): input must be floating point, got dtype {x.dtype}")
     mask_shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
     draw_dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float32
-    uniform = backend.generator(backend.device_of(x.data)).random(mask_shape, dtype=draw_dtype)
+    uniform = backend.generator(backend.device_of(x.array)).random(mask_shape, dtype=draw_dtype)
     mask = (uniform >= p).astype(x.dtype)
     if p < 1:
         mask *= 1.0 / (1.0 - p)

@@ -36,7 +36,7 @@ class Parameter(Tensor):
         if data is None:
             data = np.empty((0,), dtype=get_default_dtype())
         elif isinstance(data, Tensor):
-            data = data.data
+            data = data.array
         elif not backend.is_array(data):
             data = np.asarray(data)
         super().__init__(data, requires_grad=requires_grad)
@@ -48,14 +48,14 @@ class Parameter(Tensor):
         existing = memo.get(id(self))
         if existing is not None:
             return existing
-        result = type(self)(self.data.copy(), self.requires_grad)
+        result = type(self)(self.array.copy(), self.requires_grad)
         memo[id(self)] = result
         return result
 
     def __reduce_ex__(self, protocol):
         # Rebuilt from its array alone: the autograd bookkeeping (accumulate-grad
         # node, hooks) belongs to this process's graph and is not copied.
-        return (_rebuild_parameter, (self.data, self.requires_grad))
+        return (_rebuild_parameter, (self.array, self.requires_grad))
 
 
 def _rebuild_parameter(data, requires_grad):

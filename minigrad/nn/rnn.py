@@ -101,7 +101,7 @@ def _expect_like(owner: str, name: str, t: Tensor, weight: Tensor) -> None:
 
 def _zeros(shape, like: Tensor) -> Tensor:
     """A constant zero tensor of ``shape`` with ``like``'s dtype and device."""
-    xp = backend.get_array_module(like.data)
+    xp = backend.get_array_module(like.array)
     with backend.device_context(like.device):
         return Tensor._make(xp.zeros(shape, dtype=like.dtype), False, None, 0)
 

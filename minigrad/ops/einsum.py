@@ -225,7 +225,7 @@ def einsum(equation, *operands):
     for k, t in enumerate(operands):
         expect_tensor(t, "einsum", f"operands[{k}]")
     inputs, output, sizes = parse(equation, [t.shape for t in operands])
-    backend.get_array_module(*(t.data for t in operands))
+    backend.get_array_module(*(t.array for t in operands))
     operands = [_broadcast(t, subs, sizes) for t, subs in zip(operands, inputs)]
     return Einsum(inputs, output)(*operands)
 

@@ -186,7 +186,7 @@ def _is_bool(x) -> bool:
 
 
 def _data(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x.array if isinstance(x, Tensor) else x
 
 
 def _log_of(a):
@@ -386,7 +386,7 @@ def where(condition, a, b):
         TypeError: ``condition`` is not boolean, or ``a``/``b`` is neither a
             Tensor (or array) nor a number.
     """
-    cond = condition.data if isinstance(condition, Tensor) else condition
+    cond = condition.array if isinstance(condition, Tensor) else condition
     if getattr(cond, "dtype", None) is None or cond.dtype != np.bool_:
         cond_dtype = getattr(cond, "dtype", type(cond).__name__)
         raise TypeError(f"where: condition must be a boolean tensor, got {cond_dtype}")

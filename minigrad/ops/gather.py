@@ -252,7 +252,7 @@ def gather(input, dim, index):  # noqa: A002  (PyTorch's names)
     if input.ndim == 0:
         return gather(_as_1d(input), 0, _as_1d(index)).reshape(index.shape)
     _check_index_shape(input, index, axis, "gather")
-    _check_bounds(index.data, input.shape[axis], axis, "gather")
+    _check_bounds(index.array, input.shape[axis], axis, "gather")
     return Gather(axis)(input, index)
 
 
@@ -268,13 +268,13 @@ def _scatter_args(fn, input, dim, index, src):  # noqa: A002
                 "convert it with .to(dtype)"
             )
         _check_index_shape(input, index, axis, fn, src)
-        backend.get_array_module(input.data, index.data, src.data)
+        backend.get_array_module(input.array, index.array, src.array)
     elif isinstance(src, (int, float, bool, np.number, np.bool_)):
         _check_index_shape(input, index, axis, fn)
         src = src.item() if isinstance(src, np.generic) else src
     else:
         raise TypeError(f"{fn}(): src must be a Tensor or a number, got {type(src).__name__}")
-    _check_bounds(index.data, input.shape[axis] if input.ndim else 1, axis, fn)
+    _check_bounds(index.array, input.shape[axis] if input.ndim else 1, axis, fn)
     return axis, src
 
 
@@ -291,7 +291,7 @@ def _reduce_op(reduce, fn: str):
 def _value_source(op, input, index, src):  # noqa: A002
     """ScatterAdd needs a tensor source: a number becomes a constant of the index's shape."""
     if op is ScatterAdd and not isinstance(src, Tensor):
-        xp = backend.get_array_module(input.data)
+        xp = backend.get_array_module(input.array)
         return Tensor._make(xp.full(index.shape, src, dtype=input.dtype), False, None, 0)
     return src
 
@@ -352,8 +352,8 @@ def scatter_inplace(tensor, dim, index, src=None, *, value=None, reduce=None, fn
                         reduce=reduce, fn=fn)
         return tensor
     src = _value_source(op, tensor, index, src)
-    index_data = index.data
-    src_data = src.data if isinstance(src, Tensor) else src
+    index_data = index.array
+    src_data = src.array if isinstance(src, Tensor) else src
 
     def update(data):
         where = positions(backend.get_array_module(data), index_data, axis)
@@ -394,11 +394,11 @@ def index_select(input, dim, index):  # noqa: A002
     if input.ndim == 0:
         if index.numel() != 1:
             raise RuntimeError(f"index_select(): an index into a 0-d tensor must have 1 value, got {index.numel()}")
-        _check_bounds(index.data, 1, 0, "index_select")
+        _check_bounds(index.array, 1, 0, "index_select")
         return input.clone()
-    positions_1d = _as_1d(index).data
+    positions_1d = _as_1d(index).array
     _check_bounds(positions_1d, input.shape[axis], axis, "index_select")
-    backend.get_array_module(input.data, positions_1d)
+    backend.get_array_module(input.array, positions_1d)
     return _indexing.index(input, (slice(None),) * axis + (positions_1d,))
 
 

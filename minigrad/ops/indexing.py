@@ -25,7 +25,7 @@ def unwrap_index(index, device=None):
 
 def _unwrap_one(i, device):
     if isinstance(i, Tensor):
-        i = i.data
+        i = i.array
     elif isinstance(i, list):
         i = backend.as_array(i)
     if device is not None and backend.is_array(i):
@@ -113,7 +113,7 @@ def index(a, idx):
     view_index = _basic_view_index(idx)
     if view_index is None:
         idx = unwrap_index(idx, a.device)
-        xp = backend.get_array_module(a.data)
+        xp = backend.get_array_module(a.array)
         if backend.is_array(idx) and idx.dtype == xp.bool_ and idx.shape != a.shape[: idx.ndim]:
             raise IndexError(f"boolean mask of shape {idx.shape} does not match the tensor's shape {a.shape}")
         view_index = idx if is_advanced(idx) else _basic_view_index(_plain(idx))

@@ -352,7 +352,7 @@ class _ZeroGradient(FunctionNode):
     """A piecewise-constant function: its gradient is zero (where it exists), as PyTorch records it."""
 
     def backward(self, g):
-        return _const(self.xp, self.xp.zeros_like(g.data))
+        return _const(self.xp, self.xp.zeros_like(g.array))
 
 
 def _no_bool(a, fn: str) -> None:
@@ -439,7 +439,7 @@ def _dtype_of(a, b) -> np.dtype:
 
 
 def _data(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x.array if isinstance(x, Tensor) else x
 
 
 def _check_division(fn: str, a, b) -> None:
@@ -639,7 +639,7 @@ floor_divide_ufunc = InplaceUfunc(np.floor_divide, "floor_divide_", _division_ch
 def _operand_data(value, fn: str, name: str, numbers: bool):
     """The array (or number, when ``numbers``) behind an argument, or TypeError naming ``fn`` and ``name``."""
     if isinstance(value, Tensor):
-        return value.data
+        return value.array
     if numbers and isinstance(value, (int, float, bool, np.number, np.bool_)):
         return value.item() if isinstance(value, np.generic) else value
     wanted = "a Tensor or a number" if numbers else "a Tensor"
@@ -664,7 +664,7 @@ def _elementwise(fn: str, ufunc, a, b, promote=True):
 
 def _comparison(fn: str, ufunc, input, other):  # noqa: A002  (PyTorch's names)
     expect_tensor(input, fn)
-    return _elementwise(fn, ufunc, input.data, _operand_data(other, fn, "other", numbers=True))
+    return _elementwise(fn, ufunc, input.array, _operand_data(other, fn, "other", numbers=True))
 
 
 def eq(input, other):  # noqa: A002
@@ -711,7 +711,7 @@ def equal(input, other) -> bool:  # noqa: A002
     """
     expect_tensor(input, "equal")
     expect_tensor(other, "equal", "other")
-    a, b = input.data, other.data
+    a, b = input.array, other.array
     backend.get_array_module(a, b)
     return a.shape == b.shape and bool((a == b).all())
 
@@ -748,7 +748,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
 
 def _isclose(fn: str, input, other, rtol, atol, equal_nan):  # noqa: A002
     _check_tolerances(fn, input, other, rtol, atol, equal_nan)
-    a, b = input.data, other.data
+    a, b = input.array, other.array
     xp = backend.get_array_module(a, b)
     if a.dtype.kind in "biu":
         a, b = a.astype(np.float64), b.astype(np.float64)
@@ -766,12 +766,12 @@ def _isclose(fn: str, input, other, rtol, atol, equal_nan):  # noqa: A002
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # noqa: A002
     """True when every element of ``input`` is close to ``other``'s (see ``isclose``; same errors)."""
-    return bool(_isclose("allclose", input, other, rtol, atol, equal_nan).data.all())
+    return bool(_isclose("allclose", input, other, rtol, atol, equal_nan).array.all())
 
 
 def _unary_test(fn: str, ufunc, input, integer_value: bool):  # noqa: A002
     expect_tensor(input, fn)
-    data = input.data
+    data = input.array
     xp = backend.get_array_module(data)
     if data.dtype.kind in "biu":  # integers are never NaN or infinite
         return Tensor._make(xp.full(data.shape, integer_value), False, None, 0)
@@ -796,7 +796,7 @@ def isfinite(input):  # noqa: A002
 def _logical(fn: str, ufunc, input, other):  # noqa: A002
     expect_tensor(input, fn)
     expect_tensor(other, fn, "other")
-    return _elementwise(fn, ufunc, input.data, other.data, promote=False)
+    return _elementwise(fn, ufunc, input.array, other.array, promote=False)
 
 
 def logical_and(input, other):  # noqa: A002
@@ -822,7 +822,7 @@ def logical_xor(input, other):  # noqa: A002
 def logical_not(input):  # noqa: A002
     """Elementwise ``not input`` (nonzero counts as true), a bool tensor."""
     expect_tensor(input, "logical_not")
-    data = input.data
+    data = input.array
     return Tensor._make(backend.get_array_module(data).asarray(np.logical_not(data)), False, None, 0)
 
 
@@ -916,7 +916,7 @@ def bitwise_not(input):  # noqa: A002
     """
     expect_tensor(input, "bitwise_not")
     _check_bitwise("bitwise_not", input.dtype)
-    data = input.data
+    data = input.array
     return Tensor._make(backend.get_array_module(data).asarray(np.invert(data)), False, None, 0)
 
 

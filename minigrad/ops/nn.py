@@ -65,14 +65,14 @@ class Linear(FunctionNode):
                 if out is None:
                     grad_w = g2.mT @ x2
                 else:  # offered only without create_graph: no graph to record
-                    self.xp.matmul(g2.data.mT, x2.data, out=out)
+                    self.xp.matmul(g2.array.mT, x2.array, out=out)
                     grad_w = _constant(out)
             if need_b:
                 out = self.grad_destination(2, (g2.shape[1],), g2.dtype)
                 if out is None:
                     grad_b = g2.sum(0)
                 else:
-                    g2.data.sum(0, out=out)
+                    g2.array.sum(0, out=out)
                     grad_b = _constant(out)
         return grad_x, grad_w, grad_b
 
@@ -283,7 +283,7 @@ class MSELoss(FunctionNode):
             diff = x - target if dtype is None else x.to(dtype) - target.to(dtype)
         else:
             diff = _constant(self.diff)
-        scale = 2.0 / diff.data.size if self.reduction == "mean" else 2.0
+        scale = 2.0 / diff.array.size if self.reduction == "mean" else 2.0
         grad = g * (diff * scale)
         dtype_x, dtype_t = self.in_dtypes
         return (
@@ -613,7 +613,7 @@ class Conv2d(FunctionNode):
     def backward(self, g):
         x, weight = self.saved_inputs
         if not _recording():
-            grads = self._backward_arrays(g.data, x.data, weight.data)
+            grads = self._backward_arrays(g.array, x.array, weight.array)
             return tuple(None if grad is None else _constant(grad) for grad in grads)
         # create_graph: Tensor ops, so that the gradients are differentiable (the columns too, through Unfold).
         need_x, need_w, need_b = self.needs_input_grad

@@ -87,7 +87,7 @@ class BatchNorm(FunctionNode):
     def backward(self, g):
         x, weight = self.saved_inputs
         if not _grad_state.enabled:
-            return self._backward_arrays(g.data, x.data, None if weight is None else weight.data)
+            return self._backward_arrays(g.array, x.array, None if weight is None else weight.array)
         need_x, need_w, need_b = self.needs_input_grad
         axes, channels = self.axes, self.channel_shape
         training = self.running is None

@@ -190,7 +190,7 @@ def argmin(a, dim=None, keepdim=False):
 
 
 def _arg(a, dim, keepdim, largest):
-    data = a.data
+    data = a.array
     if dim is None:
         idx = data.argmax() if largest else data.argmin()
         return Tensor._make(idx, False, None, 0)

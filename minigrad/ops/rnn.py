@@ -243,15 +243,15 @@ class LSTMLayer(_RecurrentLayer):
         dc_dm = o * (1 - tanh_c * tanh_c)
         d_gates = xp.empty((steps, batch, 4, size), dtype=acts.dtype)
         d_h = None if w_hr is None else xp.empty((steps,) + g_h.shape, dtype=acts.dtype)
-        upstream, whh = g_out.data, w_hh.data
-        dh, dc = g_h.data.copy(), g_c.data.copy()
+        upstream, whh = g_out.array, w_hh.array
+        dh, dc = g_h.array.copy(), g_c.array.copy()
         for t in reversed(self._order(steps)):
             dh += upstream[t]
             if w_hr is None:
                 dm = dh
             else:
                 d_h[t] = dh
-                dm = dh @ w_hr.data
+                dm = dh @ w_hr.array
             dc += dm * dc_dm[t]
             d = d_gates[t]
             xp.multiply(coef[t], dc[:, None, :], out=d[:, :3])
@@ -346,8 +346,8 @@ class GRULayer(_RecurrentLayer):
         coef_r = self.recurrent_n * r * (1 - r)
         d_gh = xp.empty_like(acts)  # gradient of gh; that of gi differs only in the n part
         d_n = xp.empty_like(n)
-        upstream, whh = g_out.data, w_hh.data
-        dh = g_h.data.copy()
+        upstream, whh = g_out.array, w_hh.array
+        dh = g_h.array.copy()
         for t in reversed(self._order(steps)):
             dh += upstream[t]
             d = d_gh[t]
@@ -426,8 +426,8 @@ class RNNLayer(_RecurrentLayer):
         written = hidden[:-1] if self.reverse else hidden[1:]
         slope = 1 - written * written if self.nonlinearity == "tanh" else (written > 0).astype(written.dtype)
         d_pre = xp.empty_like(slope)
-        upstream, whh = g_out.data, w_hh.data
-        dh = g_h.data.copy()
+        upstream, whh = g_out.array, w_hh.array
+        dh = g_h.array.copy()
         for t in reversed(self._order(slope.shape[0])):
             dh += upstream[t]
             dh = xp.multiply(dh, slope[t], out=d_pre[t]) @ whh

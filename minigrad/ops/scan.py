@@ -83,12 +83,12 @@ class Cumprod(FunctionNode):
             x = x.to(y.dtype)
         if x.shape[self.axis] <= 1:  # y = x: the gradient passes as it is (no dependence on x, as in PyTorch)
             grad = g
-        elif not bool((x.data == 0).any()):
+        elif not bool((x.array == 0).any()):
             grad = Cumsum(self.axis, None, reverse=True)(g * y) / x
         elif is_grad_enabled():
             grad = _cumprod_grad_quadratic(x, g, self.axis)
         else:
-            grad = Tensor._make(_cumprod_grad_with_zeros(self.xp, x.data, g.data, self.axis), False, None, 0)
+            grad = Tensor._make(_cumprod_grad_with_zeros(self.xp, x.array, g.array, self.axis), False, None, 0)
         return grad if grad.dtype == self.in_dtype else grad.to(self.in_dtype)
 
 
@@ -111,7 +111,7 @@ def _cumprod_grad_quadratic(x, g, axis):
     product at column j is the product in the sum, kept where j >= i.
     """
     n = x.shape[axis]
-    xp = backend.get_array_module(x.data)
+    xp = backend.get_array_module(x.array)
     last = x.ndim - 1
     order = [d for d in range(x.ndim) if d != axis] + [axis]
     xt, gt = x.permute(*order), g.permute(*order)  # scanned dim last

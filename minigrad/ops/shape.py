@@ -153,7 +153,7 @@ def reshape(a, shape):
     for n in shape:
         if n != -1:
             known *= n
-    total = a.data.size
+    total = a.array.size
     if shape.count(-1) > 1 or (-1 not in shape and known != total) or (
         -1 in shape and (known == 0 or total % known)
     ):

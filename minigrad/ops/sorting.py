@@ -71,7 +71,7 @@ def sort(input, dim=-1, descending=False, *, stable=False):  # noqa: A002
     if input.ndim == 0:
         values, indices = sort(input.reshape(1), 0, descending)
         return SortResult(values.reshape(()), indices.reshape(()))
-    order = sorted_indices(input.data, axis, bool(descending))
+    order = sorted_indices(input.array, axis, bool(descending))
     indices = Tensor._make(order, False, None, 0)
     return SortResult(Gather(axis)(input, indices), indices)
 
@@ -87,8 +87,8 @@ def argsort(input, dim=-1, descending=False, *, stable=False):  # noqa: A002
     _check_flag(descending, "argsort", "descending")
     _check_flag(stable, "argsort", "stable")
     if input.ndim == 0:
-        return Tensor._make(backend.get_array_module(input.data).zeros((), dtype=np.int64), False, None, 0)
-    return Tensor._make(sorted_indices(input.data, axis, bool(descending)), False, None, 0)
+        return Tensor._make(backend.get_array_module(input.array).zeros((), dtype=np.int64), False, None, 0)
+    return Tensor._make(sorted_indices(input.array, axis, bool(descending)), False, None, 0)
 
 
 def _count(value, fn: str, name: str) -> int:
@@ -119,7 +119,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     if input.ndim == 0:
         values, indices = topk(input.reshape(1), k, 0, largest)
         return TopKResult(values.reshape(()), indices.reshape(())) if k else TopKResult(values, indices)
-    order = sorted_indices(input.data, axis, bool(largest))
+    order = sorted_indices(input.array, axis, bool(largest))
     order = order[(slice(None),) * axis + (slice(0, k),)]
     indices = Tensor._make(order, False, None, 0)
     return TopKResult(Gather(axis)(input, indices), indices)
@@ -143,7 +143,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     if input.ndim == 0:
         values, indices = kthvalue(input.reshape(1), k, 0)
         return KthValueResult(values, indices)
-    order = sorted_indices(input.data, axis, False)
+    order = sorted_indices(input.array, axis, False)
     order = order[(slice(None),) * axis + (slice(k - 1, k),)]
     indices = Tensor._make(order, False, None, 0)
     values = Gather(axis)(input, indices)

@@ -58,7 +58,7 @@ class Adadelta(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            param, grad = p.data, check_grad(p)
+            param, grad = p.array, check_grad(p)
             xp = backend.get_array_module(param)
             state = self.state[p]
             if not state:
@@ -66,9 +66,9 @@ class Adadelta(Optimizer):
                 with backend.device_context(backend.device_of(param)):
                     state["square_avg"] = Tensor(xp.zeros_like(param))
                     state["acc_delta"] = Tensor(xp.zeros_like(param))
-            state["step"].data += 1
+            state["step"].array += 1
             grad = _direction(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
-            square_avg, acc_delta = state["square_avg"].data, state["acc_delta"].data
+            square_avg, acc_delta = state["square_avg"].array, state["acc_delta"].array
 
             square_avg *= rho
             squared = xp.multiply(grad, 1 - rho, out=scratch.like(param, 1))

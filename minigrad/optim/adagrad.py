@@ -53,7 +53,7 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(self.state[p], p.data)
+                self._init_state(self.state[p], p.array)
 
     def _check_hyperparameters(self, group: dict) -> None:
         check_non_negative(group, "lr", "Adagrad", "learning rate")
@@ -73,17 +73,17 @@ class Adagrad(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            param, grad = p.data, check_grad(p)
+            param, grad = p.array, check_grad(p)
             xp = backend.get_array_module(param)
             state = self.state[p]
             if not state:
                 self._init_state(state, param)
-            step_t = state["step"].data
+            step_t = state["step"].array
             step_t += 1
             grad = _direction(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
             clr = lr / (1 + (float(step_t) - 1) * lr_decay)
 
-            state_sum = state["sum"].data
+            state_sum = state["sum"].array
             squared = xp.multiply(grad, grad, out=scratch.like(param, 1))
             state_sum += squared
             std = xp.sqrt(state_sum, out=scratch.like(param, 2))

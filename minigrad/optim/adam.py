@@ -73,8 +73,8 @@ class Adam(Optimizer):
             grad = check_grad(p)
             state = self.state[p]
             if not state:
-                _init_state(state, p.data, amsgrad)
-            _adam_update(p.data, grad, state, group, scratch)
+                _init_state(state, p.array, amsgrad)
+            _adam_update(p.array, grad, state, group, scratch)
 
 
 class AdamW(Adam):
@@ -117,7 +117,7 @@ def _adam_update(param, grad, state, group, scratch) -> None:
     lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
     weight_decay = group["weight_decay"]
     work, tmp = scratch.like(param, 0), scratch.like(param, 1)
-    step_t = state["step"].data
+    step_t = state["step"].array
     step_t += 1
     if group["maximize"]:
         grad = xp.negative(grad, out=work)
@@ -127,7 +127,7 @@ def _adam_update(param, grad, state, group, scratch) -> None:
         else:
             decay = xp.multiply(param, weight_decay, out=tmp)
             grad = xp.add(grad, decay, out=work)
-    exp_avg, exp_avg_sq = state["exp_avg"].data, state["exp_avg_sq"].data
+    exp_avg, exp_avg_sq = state["exp_avg"].array, state["exp_avg_sq"].array
     _lerp_(xp, exp_avg, grad, 1 - beta1, tmp)
     exp_avg_sq *= beta2
     sq = xp.multiply(grad, 1 - beta2, out=tmp)
@@ -138,7 +138,7 @@ def _adam_update(param, grad, state, group, scratch) -> None:
     step_size = lr / (1 - beta1**step)
     bias_correction2_sqrt = (1 - beta2**step) ** 0.5
     if group["amsgrad"]:
-        max_exp_avg_sq = state["max_exp_avg_sq"].data
+        max_exp_avg_sq = state["max_exp_avg_sq"].array
         xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
         exp_avg_sq = max_exp_avg_sq
     denom = xp.sqrt(exp_avg_sq, out=tmp)

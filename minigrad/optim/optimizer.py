@@ -9,7 +9,7 @@ An optimizer holds
   (momentum buffers, moment estimates, step counts), created lazily on the
   first step that sees a gradient for it.
 
-``step()`` runs under ``no_grad`` and updates each ``param.data`` in place
+``step()`` runs under ``no_grad`` and updates each ``param.array`` in place
 with array operations that write into existing memory (``out=`` arguments
 and a small scratch buffer reused across parameters), so an update costs no
 more than a couple of parameter-sized temporaries however many parameters
@@ -290,12 +290,12 @@ def _cast_state(param, name, value):
     """A private copy of one state value, on ``param``'s device (and dtype, for floating state)."""
     if name == "step":
         # Kept as a float32 scalar on the CPU, like PyTorch's non-capturable optimizers.
-        value = value.data if isinstance(value, Tensor) else value
+        value = value.array if isinstance(value, Tensor) else value
         if backend.is_array(value):
             value = backend.to_numpy(value)
         return Tensor(np.array(value, dtype=np.float32))
     if isinstance(value, Tensor):
-        value = value.data
+        value = value.array
     if not backend.is_array(value):
         return value
     moved = backend.to_device(value, param.device)
@@ -374,11 +374,11 @@ def check_grad(param: Tensor):
         raise TypeError(
             f"optimizer: a parameter's .grad must be a Tensor or None, got {type(param.grad).__name__}"
         )
-    grad = param.grad.data
-    if grad.shape != param.data.shape:
+    grad = param.grad.array
+    if grad.shape != param.array.shape:
         raise RuntimeError(
             f"optimizer: gradient of shape {tuple(grad.shape)} does not match its parameter's shape "
-            f"{tuple(param.data.shape)}"
+            f"{tuple(param.array.shape)}"
         )
     return grad
 

@@ -74,16 +74,16 @@ class RMSprop(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            param, grad = p.data, check_grad(p)
+            param, grad = p.array, check_grad(p)
             xp = backend.get_array_module(param)
             state = self.state[p]
             if not state:
                 state["step"] = Tensor(np.array(0.0, dtype=np.float32))
                 state["square_avg"] = _zeros_like(xp, param)
-            state["step"].data += 1
+            state["step"].array += 1
             grad = _direction(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
 
-            square_avg = state["square_avg"].data
+            square_avg = state["square_avg"].array
             square_avg *= alpha
             squared = xp.multiply(grad, 1 - alpha, out=scratch.like(param, 1))
             squared *= grad
@@ -122,4 +122,4 @@ def _buffer(state: dict, name: str, xp, param):
     """The array of ``state[name]``, created zero when missing."""
     if name not in state:
         state[name] = _zeros_like(xp, param)
-    return state[name].data
+    return state[name].array

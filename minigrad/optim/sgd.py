@@ -58,7 +58,7 @@ class SGD(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            param, grad = p.data, check_grad(p)
+            param, grad = p.array, check_grad(p)
             xp = backend.get_array_module(param)
             direction = _direction(xp, param, grad, weight_decay, maximize, scratch)
             if momentum != 0:
@@ -73,7 +73,7 @@ class SGD(Optimizer):
             buffer = Tensor(direction.copy())
             state["momentum_buffer"] = buffer
         else:
-            buf = buffer.data
+            buf = buffer.array
             buf *= momentum
             if dampening == 0:
                 buf += direction
@@ -82,9 +82,9 @@ class SGD(Optimizer):
                 xp.multiply(direction, 1 - dampening, out=damped)
                 buf += damped
         if not nesterov:
-            return buffer.data
+            return buffer.array
         ahead = scratch.like(direction, 1)
-        xp.multiply(buffer.data, momentum, out=ahead)
+        xp.multiply(buffer.array, momentum, out=ahead)
         xp.add(direction, ahead, out=ahead)
         return ahead
 

@@ -65,7 +65,7 @@ def _group_of(state):
 def allreduce_hook(process_group, bucket: GradBucket):
     """Average the bucket with one asynchronous allreduce (``process_group``: None for the default)."""
     group = _group_of(process_group)
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     xp = backend.get_array_module(buffer)
     xp.divide(buffer, group.size(), out=buffer)
     work = group.allreduce(buffer, ReduceOp.SUM, async_op=True)
@@ -79,7 +79,7 @@ def fp16_compress_hook(process_group, bucket: GradBucket):
     within about 1e-3 relative of the exact one (and values beyond 65504 overflow).
     """
     group = _group_of(process_group)
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     compressed = (buffer / group.size()).astype(np.float16)
     work = group.allreduce(compressed, ReduceOp.SUM, async_op=True)
 
@@ -163,7 +163,7 @@ def powerSGD_hook(state: PowerSGDState, bucket: GradBucket):  # noqa: N802  (PyT
     """
     group = _group_of(state.process_group)
     world = group.size()
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     xp = backend.get_array_module(buffer)
     if state.iter < state.start_powerSGD_iter:
         state.maybe_increase_iter(bucket)
@@ -178,7 +178,7 @@ def powerSGD_hook(state: PowerSGDState, bucket: GradBucket):  # noqa: N802  (PyT
             buffer += error
         compensated = buffer.copy()
 
-    grads = [g.data for g in bucket.gradients()]
+    grads = [g.array for g in bucket.gradients()]
     rank = state.matrix_approximation_rank
     matrices, exact = [], []
     for slot, g in enumerate(grads):

@@ -104,7 +104,7 @@ def ring_allreduce(array, group: ProcessGroup | None = None, op: ReduceOp = Redu
         ValueError: ``array`` is not contiguous.
         RuntimeError: no ``group`` given and the default group is not initialized.
     """
-    data = array.data if isinstance(array, Tensor) else array
+    data = array.array if isinstance(array, Tensor) else array
     if not backend.is_array(data):
         raise TypeError(
             f"ring_allreduce: expected a NumPy/CuPy array or a Tensor, got {type(array).__name__}"
@@ -136,7 +136,7 @@ def ring_allreduce_hook(process_group, bucket):
         A completed ``Future`` holding the averaged flat buffer.
     """
     group = _resolve_group(process_group)
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     xp = backend.get_array_module(buffer)
     xp.divide(buffer, group.size(), out=buffer)
     ring_allreduce(buffer, group, ReduceOp.SUM)

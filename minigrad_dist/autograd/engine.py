@@ -322,10 +322,10 @@ def _check_roots(roots):
             raise TypeError(f"dist_autograd.backward: root {i} must be a Tensor, got {type(root).__name__}")
         if not root.requires_grad:
             raise RuntimeError(f"dist_autograd.backward: root {i} does not require grad")
-        if root.data.size != 1:
+        if root.array.size != 1:
             raise RuntimeError(f"dist_autograd.backward: roots must be scalars, root {i} has shape {root.shape}")
         node, output_nr = root._gradient_edge()
-        grad = Tensor._make(backend.get_array_module(root.data).ones_like(root.data), False, None, 0)
+        grad = Tensor._make(backend.get_array_module(root.array).ones_like(root.array), False, None, 0)
         root_nodes.append(node)
         seeds.append((node, output_nr, grad))
     if not seeds:

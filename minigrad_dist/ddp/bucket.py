@@ -38,7 +38,7 @@ def assign_buckets(params, order, cap_bytes: int, first_cap_bytes: int = FIRST_B
         key = (p.dtype, p.device)
         indices, size = open_buckets.get(key, ([], 0))
         indices.append(index)
-        size += p.data.nbytes
+        size += p.array.nbytes
         cap = first_cap_bytes if caps_used.get(key, 0) == 0 else cap_bytes
         if size >= cap:
             closed.append(indices)
@@ -71,7 +71,7 @@ class Bucket:
         self.index = index
         self.params = list(params)
         self.param_indices = list(param_indices)
-        self.sizes = [int(p.data.size) for p in self.params]
+        self.sizes = [int(p.array.size) for p in self.params]
         self.shapes = [tuple(p.shape) for p in self.params]
         self.offsets = []
         total = 0

@@ -102,7 +102,7 @@ class DistributedDataParallel(Module):
         if not named:
             raise RuntimeError("DistributedDataParallel: the module has no parameter that requires grad")
         verify_same_parameters(group, module)
-        broadcast_coalesced(group, [p.data for _, p in module.named_parameters()] + self._buffer_arrays())
+        broadcast_coalesced(group, [p.array for _, p in module.named_parameters()] + self._buffer_arrays())
         first_cap = FIRST_BUCKET_CAP_BYTES if first_bucket_cap_mb is None else int(first_bucket_cap_mb * 2**20)
         self.reducer = Reducer(
             [p for _, p in named],
@@ -122,7 +122,7 @@ class DistributedDataParallel(Module):
             self.reducer.tracer.start()
 
     def _buffer_arrays(self):
-        return [b.data for b in self.module.buffers()]
+        return [b.array for b in self.module.buffers()]
 
     def forward(self, *inputs, **kwargs):
         """Run the wrapped module; arms the Reducer for the coming backward.

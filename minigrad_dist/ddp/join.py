@@ -92,5 +92,5 @@ class Join:
         ddp = self.ddp
         counts = ddp.reducer.control.allgather_obj(self.active_iterations)
         source = int(np.argmax(counts))
-        arrays = [p.data for p in ddp.module.parameters()] + ddp._buffer_arrays()
+        arrays = [p.array for p in ddp.module.parameters()] + ddp._buffer_arrays()
         broadcast_coalesced(ddp.process_group, arrays, src=source, timeout=ddp.reducer.timeout)

@@ -103,7 +103,7 @@ class Reducer:
         self.broken = None
         self.shared = None
         self._round = 1  # reduction rounds so far + 1 (shared-memory flags count them)
-        on_cpu = all(backend.device_of(p.data) == "cpu" for p in self.params)
+        on_cpu = all(backend.device_of(p.array) == "cpu" for p in self.params)
         self._shared_comm = shared_memory_comm(process_group.comm, wanted=on_cpu)
         reverse = list(reversed(range(len(self.params))))
         self._build_buckets(reverse)
@@ -226,7 +226,7 @@ class Reducer:
         bucket, slot = self._location[index]
         view = bucket.view(slot) if bucket.staging is None else self._staging_view(bucket, slot)
         if has_grad:
-            grad = self.params[index].grad.data
+            grad = self.params[index].grad.array
             if bucket.staging is not None:
                 # The shared-memory reduction averages; the op may have written the gradient here already.
                 if not _same_memory(grad, view):
@@ -507,7 +507,7 @@ def _copy_result(bucket, result) -> None:
     if isinstance(result, list):
         result = result[0]
     if isinstance(result, Tensor):
-        result = result.data
+        result = result.array
     if result is not bucket.buffer:
         if result.shape != bucket.buffer.shape:
             raise RuntimeError(

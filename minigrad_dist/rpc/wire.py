@@ -77,7 +77,7 @@ class Encoder(pickle.Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
-            data = backend.to_numpy(obj.data)
+            data = backend.to_numpy(obj.array)
             slot = None
             if self.track_grad and obj.requires_grad:
                 slot = len(self.grad_tensors)

@@ -26,14 +26,14 @@ a correct hook and one with the classic bug, in a module of your project
 
     def mean_hook(process_group, bucket):
         group = process_group if process_group is not None else dist.get_default_group()
-        buffer = bucket.buffer().data
+        buffer = bucket.buffer().array
         group.allreduce(buffer)          # sum over the ranks, in place
         buffer /= group.size()           # ... then the mean
         return completed_future(buffer)
 
     def forgetful_hook(process_group, bucket):
         group = process_group if process_group is not None else dist.get_default_group()
-        buffer = bucket.buffer().data
+        buffer = bucket.buffer().array
         group.allreduce(buffer)          # the sum: forgot to divide by the world size
         return completed_future(buffer)
 

@@ -197,10 +197,10 @@ def _train(runner, model, job, batch) -> dict:
         loss_fn = F.cross_entropy if job["loss"] == "cross_entropy" else F.mse_loss
         loss = loss_fn(output, target)
         loss.backward()
-        grads.append({n: None if p.grad is None else backend.to_numpy(p.grad.data).copy()
+        grads.append({n: None if p.grad is None else backend.to_numpy(p.grad.array).copy()
                       for n, p in model.named_parameters()})
         optimizer.step()
-        params.append({n: backend.to_numpy(p.data).copy() for n, p in model.named_parameters()})
+        params.append({n: backend.to_numpy(p.array).copy() for n, p in model.named_parameters()})
     return {"grads": grads, "params": params}
 
 

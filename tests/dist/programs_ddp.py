@@ -58,11 +58,11 @@ def _make_optimizer(params, spec):
 
 
 def _grads(model):
-    return {n: (None if p.grad is None else p.grad.data.copy()) for n, p in model.named_parameters()}
+    return {n: (None if p.grad is None else p.grad.array.copy()) for n, p in model.named_parameters()}
 
 
 def _params(model):
-    return {n: p.data.copy() for n, p in model.named_parameters()}
+    return {n: p.array.copy() for n, p in model.named_parameters()}
 
 
 def no_sync_accumulation(spec):
@@ -257,10 +257,10 @@ class WithBuffer(nn.Module):
         self.register_buffer("running", mg.zeros(2, dtype=mg.float64))
 
     def forward(self, x):
-        self.seen.append(self.running.data.copy())
+        self.seen.append(self.running.array.copy())
         out = self.fc(x)
         with mg.no_grad():
-            self.running.copy_(self.running.data * 0.5 + out.detach().data.mean(axis=0))
+            self.running.copy_(self.running.array * 0.5 + out.detach().array.mean(axis=0))
         return out
 
 
@@ -293,7 +293,7 @@ def bucket_view_grads(spec):
     views = []
     for bucket in ddp.reducer.buckets:
         for param in bucket.params:
-            views.append(bool(np.shares_memory(param.grad.data, bucket.buffer)))
+            views.append(bool(np.shares_memory(param.grad.array, bucket.buffer)))
     ddp.close()
     return views
 
@@ -314,11 +314,11 @@ def bucket_buffer_reuse(spec):
     step()
     reused = step() == step()
     held = [p.grad for p in ddp.parameters()]
-    before = [g.data.copy() for g in held]
+    before = [g.array.copy() for g in held]
     fresh = step()
-    kept = all(np.array_equal(g.data, b) for g, b in zip(held, before))
+    kept = all(np.array_equal(g.array, b) for g, b in zip(held, before))
     ddp.close()
-    return {"reused": reused, "held_grads_kept": kept, "fresh_while_held": fresh != [id(g.data.base) for g in held]}
+    return {"reused": reused, "held_grads_kept": kept, "fresh_while_held": fresh != [id(g.array.base) for g in held]}
 
 
 def progress_during_backward(spec):
@@ -389,7 +389,7 @@ def ddp_on_subgroup(spec):
     model = nn.Linear(3, 2).double()
     ddp = dist.DistributedDataParallel(model, process_group=group)
     ddp(mg.tensor(np.ones((1, 3)) * (rank + 1))).sum().backward()
-    result = {"grad": model.weight.grad.data.copy(), "shared": ddp.reducer.shared is not None}
+    result = {"grad": model.weight.grad.array.copy(), "shared": ddp.reducer.shared is not None}
     ddp.close()
     return result
 

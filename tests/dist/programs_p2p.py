@@ -33,7 +33,7 @@ def p2p_exchanges():
             dist.send(mg.ones(2, 3, dtype=mg.float64) * k, dst=k)
     else:
         t = mg.zeros(2, 3, dtype=mg.float64)
-        seen["from_zero"] = (dist.recv(t, src=0), t.data.tolist())
+        seen["from_zero"] = (dist.recv(t, src=0), t.array.tolist())
     # Any source: every other rank sends its rank to rank 0, which learns the senders from recv's result.
     # (Each part uses its own tag: an any-source receive would also match a later part's message.)
     if r == 0:
@@ -75,7 +75,7 @@ def p2p_exchanges():
         ops = [dist.P2POp(dist.isend, mg.ones(3) * r, right, tag=12), dist.P2POp(dist.irecv, incoming, left, tag=12)]
         for w in dist.batch_isend_irecv(ops):
             w.wait()
-        seen["ring"] = incoming.data.tolist()
+        seen["ring"] = incoming.array.tolist()
     # Group ranks: the group of {0, last}; group_dst=1 is global rank `last`, and recv reports global ranks.
     group = dist.new_group([last, 0])
     if group is not dist.NON_GROUP_MEMBER and n > 1:
@@ -150,7 +150,7 @@ def all_to_all_exchanges():
     outputs = [mg.zeros((i + 1) * (r + 1)) for i in range(n)]
     dist.all_to_all(outputs, inputs)
     for i, out in enumerate(outputs):
-        assert np.all(out.data == 100.0 * i + r), (i, out.data)
+        assert np.all(out.array == 100.0 * i + r), (i, out.array)
     # Outputs may be strided views (here the columns of one array): they are written in place.
     columns = np.zeros((2, n))
     dist.all_to_all([columns[:, i] for i in range(n)], [np.full(2, 10.0 * r + j) for j in range(n)])

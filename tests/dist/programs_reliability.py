@@ -71,7 +71,7 @@ def train_steps(ddp, opt, sampler, start: int, stop: int, data, on_step=None):
 
 
 def params_of(model) -> dict:
-    return {n: p.data.copy() for n, p in model.named_parameters()}
+    return {n: p.array.copy() for n, p in model.named_parameters()}
 
 
 # -- checkpoint and resume ------------------------------------------------------------------

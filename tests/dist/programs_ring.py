@@ -46,4 +46,4 @@ def ring_on_tensor_default_group(spec: dict):
     rank, world = ensure_init()
     t = mg.tensor(np.full(spec["length"], float(rank + 1)))
     assert ring_allreduce(t) is t
-    return t.data.copy()
+    return t.array.copy()

@@ -127,7 +127,7 @@ def rpc_basics(spec):
         out["big_ok"] = bool(payload[-1] == spec["n"] - 1 and payload.dtype == np.float64)
         t = mg.randn(spec["n"] // 8, 8, dtype=mg.float64)
         back = rpc.rpc_sync(peer, echo, args=(t,))
-        out["echo_ok"] = bool(np.array_equal(back.data, t.data))
+        out["echo_ok"] = bool(np.array_equal(back.array, t.array))
         out["worker_info"] = tuple(rpc.get_worker_info(peer))
         for bad in [lambda: rpc.rpc_sync("nobody", add, args=(1, 2)), lambda: rpc.rpc_sync(peer, 42)]:
             try:
@@ -241,12 +241,12 @@ def dist_autograd_vs_local(spec):
             loss = run_program(spec, leaves, remote_call)
             dist_autograd.backward(cid, [loss], mode=spec["mode"])
             grads = dist_autograd.get_gradients(cid)
-            dist = [None if grads.get(t) is None else grads[t].data.copy() for t in leaves]
+            dist = [None if grads.get(t) is None else grads[t].array.copy() for t in leaves]
             assert all(t.grad is None for t in leaves), "distributed backward must not touch .grad"
         local_leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
         local_loss = run_program(spec, local_leaves, lambda w, fn, args, via: fn(*args))
         local_loss.backward()
-        local = [None if t.grad is None else t.grad.data for t in local_leaves]
+        local = [None if t.grad is None else t.grad.array for t in local_leaves]
         out = {"dist": dist, "local": local, "loss": (float(loss.item()), float(local_loss.item()))}
     _polite_barrier()  # count only after rank 0 left its context
     contexts = dist_autograd.live_context_count()
@@ -266,7 +266,7 @@ def fast_mode_unused_rpc(spec):
             try:
                 dist_autograd.backward(cid, [d.sum()], mode=spec["mode"])
                 grads = dist_autograd.get_gradients(cid)
-                out["grads"] = {name: None if grads.get(t) is None else grads[t].data.tolist()
+                out["grads"] = {name: None if grads.get(t) is None else grads[t].array.tolist()
                                 for name, t in zip("abc", (a, b, c))}
             except RuntimeError as error:
                 out["error"] = str(error)
@@ -326,13 +326,13 @@ def distributed_optimizer(spec):
     dst = f"worker{(rank + 1) % world}"
     rref1 = rpc.remote(dst, random_tensor)
     rref2 = rpc.remote(dst, random_tensor)
-    before = rref1.to_here().data.copy()  # outside the context: FAST mode needs every fetch in it used
+    before = rref1.to_here().array.copy()  # outside the context: FAST mode needs every fetch in it used
     with dist_autograd.context() as cid:
         loss = rref1.to_here() + rref2.to_here()
         dist_autograd.backward(cid, [loss.sum()])
         optimizer = DistributedOptimizer(mg.optim.SGD, [rref1, rref2], lr=spec["lr"])
         optimizer.step(cid)
-    after = rref1.to_here().data.copy()
+    after = rref1.to_here().array.copy()
     _polite_barrier()
     rpc.shutdown()
     return (before - after).tolist()
@@ -480,11 +480,11 @@ def nested_rpcs(spec):
             loss = (y * y).sum()
             dist_autograd.backward(cid, [loss])
             grads = dist_autograd.get_gradients(cid)
-            dist = [grads[a].data.copy(), grads[b].data.copy()]
+            dist = [grads[a].array.copy(), grads[b].array.copy()]
         la, lb = (mg.tensor(x, requires_grad=True) for x in arrays)
         ly = _local_nested(la, lb)
         (ly * ly).sum().backward()
-        out = {"dist": dist, "local": [la.grad.data, lb.grad.data]}
+        out = {"dist": dist, "local": [la.grad.array, lb.grad.array]}
     _polite_barrier()
     contexts = dist_autograd.live_context_count()
     rpc.shutdown()
@@ -504,10 +504,10 @@ def concurrent_contexts(spec):
             y = rpc.rpc_sync(peer, tanh, args=(t,))
             z = rpc.remote(peer, mul, args=(y, t)).to_here()
             dist_autograd.backward(cid, [z.sum()])
-            got = dist_autograd.get_gradients(cid)[t].data
+            got = dist_autograd.get_gradients(cid)[t].array
         lt = mg.tensor(x, requires_grad=True)
         (lt.tanh() * lt).sum().backward()
-        mismatches += not np.allclose(got, lt.grad.data, rtol=1e-12, atol=1e-14)
+        mismatches += not np.allclose(got, lt.grad.array, rtol=1e-12, atol=1e-14)
     _polite_barrier()
     contexts = dist_autograd.live_context_count()
     owned = rref_module.owned_count()
@@ -524,9 +524,9 @@ def retain_graph_twice(spec):
         with dist_autograd.context() as cid:
             loss = rpc.rpc_sync("worker1", tanh, args=(x,)).sum()
             dist_autograd.backward(cid, [loss], retain_graph=True)
-            first = dist_autograd.get_gradients(cid)[x].data.copy()
+            first = dist_autograd.get_gradients(cid)[x].array.copy()
             dist_autograd.backward(cid, [loss])
-            second = dist_autograd.get_gradients(cid)[x].data.copy()
+            second = dist_autograd.get_gradients(cid)[x].array.copy()
             try:
                 dist_autograd.backward(cid, [loss])
                 third = None

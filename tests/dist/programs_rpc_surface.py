@@ -147,7 +147,7 @@ def async_execution_program():
             scaled = rpc.rpc_sync("worker1", async_scale, args=(t, 3.0))
             loss = (scaled * scaled).sum()
             dist_autograd.backward(context_id, [loss])
-            out["autograd"] = (loss.item(), dist_autograd.get_gradients(context_id)[t].data.tolist())
+            out["autograd"] = (loss.item(), dist_autograd.get_gradients(context_id)[t].array.tolist())
     rpc.shutdown()
     return out
 
@@ -217,10 +217,10 @@ def remote_module_program(spec):
                 optimizer.step(context_id)
                 losses.append(loss.item())
         out["losses"] = losses
-        out["remote"] = [p.to_here().data.copy() for p in remote.remote_parameters()]
-        out["local"] = [p.data.copy() for p in local.parameters()]
-        out["async"] = remote.forward_async(mg.tensor(spec["xs"][0])).wait().data.copy()
-        out["sync"] = remote(mg.tensor(spec["xs"][0])).data.copy()
+        out["remote"] = [p.to_here().array.copy() for p in remote.remote_parameters()]
+        out["local"] = [p.array.copy() for p in local.parameters()]
+        out["async"] = remote.forward_async(mg.tensor(spec["xs"][0])).wait().array.copy()
+        out["sync"] = remote(mg.tensor(spec["xs"][0])).array.copy()
         out["rref_owner"] = remote.get_module_rref().owner_name()
         remote.eval()
         out["remote_training_after_eval"] = rpc.rpc_sync("worker1", _remote_training, (remote.get_module_rref(),))

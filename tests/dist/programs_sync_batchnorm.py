@@ -28,9 +28,9 @@ def sync_bn_steps(spec):
     layer = {"1d": nn.BatchNorm1d, "2d": nn.BatchNorm2d, "3d": nn.BatchNorm3d}[spec["kind"]]
     model = nn.Sequential(layer(spec["x"].shape[2], dtype=mg.float64, **spec["kwargs"]))
     if model[0].weight is not None:
-        model[0].weight.data[...] = spec["weight"]
+        model[0].weight.array[...] = spec["weight"]
     if model[0].bias is not None:
-        model[0].bias.data[...] = spec["bias"]
+        model[0].bias.array[...] = spec["bias"]
     model = dist.SyncBatchNorm.convert_sync_batchnorm(model)
     start = sum(spec["rows"][:r])
     shard = slice(start, start + spec["rows"][r])
@@ -41,16 +41,16 @@ def sync_bn_steps(spec):
         (out * mg.tensor(g_full[shard])).sum().backward()
         bn = model[0]
         steps.append({
-            "out": out.data.copy(),
-            "x_grad": x.grad.data.copy(),
-            "weight_grad": None if bn.weight is None else bn.weight.grad.data.copy(),
-            "bias_grad": None if bn.bias is None else bn.bias.grad.data.copy(),
-            "running": None if bn.running_mean is None else (bn.running_mean.data.copy(), bn.running_var.data.copy(),
-                                                             int(bn.num_batches_tracked.data)),
+            "out": out.array.copy(),
+            "x_grad": x.grad.array.copy(),
+            "weight_grad": None if bn.weight is None else bn.weight.grad.array.copy(),
+            "bias_grad": None if bn.bias is None else bn.bias.grad.array.copy(),
+            "running": None if bn.running_mean is None else (bn.running_mean.array.copy(), bn.running_var.array.copy(),
+                                                             int(bn.num_batches_tracked.array)),
         })
         model.zero_grad()
     model.eval()
-    evaluated = model(mg.tensor(spec["x"][-1][shard])).data.copy()
+    evaluated = model(mg.tensor(spec["x"][-1][shard])).array.copy()
     return {"steps": steps, "eval": evaluated, "type": type(model[0]).__name__}
 
 
@@ -77,8 +77,8 @@ def sync_bn_subgroup():
     solo = dist.new_group([2])
     bn = dist.SyncBatchNorm(2, dtype=mg.float64, process_group=group if r < 2 else solo)
     x = mg.tensor(np.arange(8, dtype=np.float64).reshape(4, 2) + 10 * r)
-    out = bn(x).data
+    out = bn(x).array
     for g in (group, solo):
         if g is not dist.NON_GROUP_MEMBER:
             dist.destroy_process_group(g)
-    return out, bn.running_mean.data.copy()
+    return out, bn.running_mean.array.copy()

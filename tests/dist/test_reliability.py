@@ -350,15 +350,15 @@ def test_single_process_round_trip_restores_every_generator(tmp_path):
     assert loaded.step == 2 and loaded.extra == {"lr": [0.05, (1, "a")]} and sampler2.epoch == 5
     assert _draw_everything() == draws
     for (name, p), p2 in zip(model.named_parameters(), model2.parameters()):
-        assert p.data.tobytes() == p2.data.tobytes(), name
+        assert p.array.tobytes() == p2.array.tobytes(), name
     state, state2 = opt.state_dict()["state"], opt2.state_dict()["state"]
     for index in state:
         for key in ("step", "exp_avg", "exp_avg_sq"):
-            assert state[index][key].data.tobytes() == state2[index][key].data.tobytes(), (index, key)
+            assert state[index][key].array.tobytes() == state2[index][key].array.tobytes(), (index, key)
 
 
 def _draw_everything():
-    return (mg.rand(3).data.tolist(), np.random.standard_normal(2).tolist(), random.random())
+    return (mg.rand(3).array.tolist(), np.random.standard_normal(2).tolist(), random.random())
 
 
 def test_error_during_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):

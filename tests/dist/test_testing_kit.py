@@ -36,7 +36,7 @@ pytestmark = pytest.mark.timeout(300)
 
 def mean_hook(process_group, bucket):
     group = process_group if process_group is not None else dist.get_default_group()
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     group.allreduce(buffer)
     buffer /= group.size()
     return completed_future(buffer)
@@ -44,7 +44,7 @@ def mean_hook(process_group, bucket):
 
 def forgetful_hook(process_group, bucket):
     group = process_group if process_group is not None else dist.get_default_group()
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     group.allreduce(buffer)
     return completed_future(buffer)
 
@@ -115,7 +115,7 @@ def test_the_docstring_example_runs_as_a_user_project(tmp_path):
 def double_divide_hook(process_group, bucket):
     """Divides twice: DDP's gradients are 1/world of the true ones."""
     group = process_group if process_group is not None else dist.get_default_group()
-    buffer = bucket.buffer().data
+    buffer = bucket.buffer().array
     buffer /= group.size()
     group.allreduce(buffer)
     buffer /= group.size()

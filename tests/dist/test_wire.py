@@ -40,9 +40,9 @@ def test_small_tensors_round_trip_exactly(array, transpose, requires_grad):
     out = decoded[1]
     assert not buffers  # small: inside the pickle
     assert out.dtype == array.dtype and out.shape == array.shape
-    np.testing.assert_array_equal(out.data, array)
+    np.testing.assert_array_equal(out.array, array)
     assert out.requires_grad == requires_grad
-    assert out.data.flags.writeable
+    assert out.array.flags.writeable
     assert len(tracked) == len(grad_tensors) == (1 if requires_grad else 0)
 
 
@@ -50,8 +50,8 @@ def test_large_tensor_travels_out_of_band_and_is_writable():
     array = np.arange(wire.INBAND_LIMIT // 4 * 2, dtype=np.float32).reshape(2, -1)
     decoded, _, _, buffers = _round_trip(mg.tensor(array))
     assert len(buffers) == 1 and buffers[0].nbytes == array.nbytes
-    np.testing.assert_array_equal(decoded.data, array)
-    decoded.data[0, 0] = -1.0  # writable, like any received array
+    np.testing.assert_array_equal(decoded.array, array)
+    decoded.array[0, 0] = -1.0  # writable, like any received array
 
 
 def test_tracked_tensors_keep_pickling_order():

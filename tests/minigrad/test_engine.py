@@ -18,7 +18,7 @@ def leaf(values, dtype=mg.float64):
 
 
 def torch_leaf(t):
-    return torch.tensor(t.data, requires_grad=True)
+    return torch.tensor(t.array, requires_grad=True)
 
 
 def test_diamond_sums_both_paths():
@@ -28,37 +28,37 @@ def test_diamond_sums_both_paths():
     (a * b).sum().backward()
     tx = torch_leaf(x)
     ((tx * 2) * tx.exp()).sum().backward()
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.array, tx.grad.numpy(), rtol=1e-12)
 
 
 def test_shared_subexpression_runs_once_with_summed_gradient():
     x = leaf([0.5, -1.5])
     shared = x.tanh()
     calls = []
-    shared.register_hook(lambda g: calls.append(g.data.copy()))
+    shared.register_hook(lambda g: calls.append(g.array.copy()))
     (shared * 3 + shared * shared).sum().backward()
     assert len(calls) == 1, "a node reached by two paths must run once, with the gradients summed"
-    expected = 3 + 2 * np.tanh(x.data)
+    expected = 3 + 2 * np.tanh(x.array)
     np.testing.assert_allclose(calls[0], expected, rtol=1e-12)
 
 
 def test_leaf_used_100_times_accumulates_once():
     x = leaf([1.0, -2.0])
     fired = []
-    x.register_post_accumulate_grad_hook(lambda p: fired.append(p.grad.data.copy()))
+    x.register_post_accumulate_grad_hook(lambda p: fired.append(p.grad.array.copy()))
     total = x * 0
     for i in range(100):
         total = total + x * float(i)
     total.sum().backward()
     assert len(fired) == 1
-    np.testing.assert_allclose(x.grad.data, [sum(range(100))] * 2)
+    np.testing.assert_allclose(x.grad.array, [sum(range(100))] * 2)
 
 
 def test_gradients_accumulate_across_backwards():
     x = leaf([1.0, 2.0])
     (x * x).sum().backward()
     (x * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 2 * x.data + 3)
+    np.testing.assert_allclose(x.grad.array, 2 * x.array + 3)
 
 
 def test_retain_graph_allows_second_backward():
@@ -66,7 +66,7 @@ def test_retain_graph_allows_second_backward():
     y = (x * x).sum()
     y.backward(retain_graph=True)
     y.backward()
-    np.testing.assert_allclose(x.grad.data, 4 * x.data)
+    np.testing.assert_allclose(x.grad.array, 4 * x.array)
 
 
 def test_second_backward_without_retain_graph_raises_clearly():
@@ -110,9 +110,9 @@ def test_detach_cuts_the_graph():
     x = leaf([1.0, 2.0])
     y = x * 3
     d = y.detach()
-    assert d.grad_fn is None and not d.requires_grad and d.data is y.data
+    assert d.grad_fn is None and not d.requires_grad and d.array is y.array
     (y * d).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 3 * d.data)
+    np.testing.assert_allclose(x.grad.array, 3 * d.array)
 
 
 def test_hook_order_tensor_hook_then_accumulate_then_post_hook():
@@ -120,11 +120,11 @@ def test_hook_order_tensor_hook_then_accumulate_then_post_hook():
     events = []
 
     def tensor_hook(g):
-        events.append(("tensor_hook", None if x.grad is None else x.grad.data.copy()))
+        events.append(("tensor_hook", None if x.grad is None else x.grad.array.copy()))
         return g * 10
 
     def post_hook(p):
-        events.append(("post_accumulate", p.grad.data.copy()))
+        events.append(("post_accumulate", p.grad.array.copy()))
 
     x.register_hook(tensor_hook)
     x.register_post_accumulate_grad_hook(post_hook)
@@ -132,7 +132,7 @@ def test_hook_order_tensor_hook_then_accumulate_then_post_hook():
     assert [e[0] for e in events] == ["tensor_hook", "post_accumulate"]
     assert events[0][1] is None, "the tensor hook must run before accumulation"
     np.testing.assert_allclose(events[1][1], [20.0, 20.0])
-    np.testing.assert_allclose(x.grad.data, [20.0, 20.0])
+    np.testing.assert_allclose(x.grad.array, [20.0, 20.0])
 
 
 def test_non_leaf_hook_replaces_gradient_flowing_on():
@@ -140,7 +140,7 @@ def test_non_leaf_hook_replaces_gradient_flowing_on():
     y = x * 2
     y.register_hook(lambda g: g * 0.5)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [1.0, 1.0])
+    np.testing.assert_allclose(x.grad.array, [1.0, 1.0])
 
 
 def test_hook_handle_remove():
@@ -148,7 +148,7 @@ def test_hook_handle_remove():
     handle = x.register_hook(lambda g: g * 100)
     handle.remove()
     (x * 1).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [1.0])
+    np.testing.assert_allclose(x.grad.array, [1.0])
 
 
 def test_retain_grad_keeps_non_leaf_gradient():
@@ -156,7 +156,7 @@ def test_retain_grad_keeps_non_leaf_gradient():
     y = x * 3
     y.retain_grad()
     (y * y).sum().backward()
-    np.testing.assert_allclose(y.grad.data, 2 * y.data)
+    np.testing.assert_allclose(y.grad.array, 2 * y.array)
 
 
 def test_final_callbacks_run_after_all_accumulation():
@@ -165,7 +165,7 @@ def test_final_callbacks_run_after_all_accumulation():
     seen = []
 
     def post_hook(p):
-        engine.queue_callback(lambda: seen.append((x.grad.data.copy(), w.grad.data.copy())))
+        engine.queue_callback(lambda: seen.append((x.grad.array.copy(), w.grad.array.copy())))
 
     x.register_post_accumulate_grad_hook(post_hook)
     (x * w).sum().backward()
@@ -198,7 +198,7 @@ def test_ten_thousand_op_chain_no_recursion():
     for _ in range(10_000):
         y = y * 1.0001
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, [1.0001**10_000] * 2, rtol=1e-9)
+    np.testing.assert_allclose(x.grad.array, [1.0001**10_000] * 2, rtol=1e-9)
 
 
 def test_backward_on_non_scalar_needs_gradient():
@@ -206,7 +206,7 @@ def test_backward_on_non_scalar_needs_gradient():
     with pytest.raises(RuntimeError, match=r"scalar outputs.*shape \(2,\)"):
         (x * 2).backward()
     (x * 2).backward(mg.tensor([1.0, 0.5], dtype=mg.float64))
-    np.testing.assert_allclose(x.grad.data, [2.0, 1.0])
+    np.testing.assert_allclose(x.grad.array, [2.0, 1.0])
 
 
 def test_backward_gradient_shape_mismatch():
@@ -240,7 +240,7 @@ def test_autograd_grad_returns_without_accumulating():
     x = leaf([1.0, 2.0])
     w = leaf([3.0, 4.0])
     (gx,) = mg.autograd.grad((x * w).sum(), [x])
-    np.testing.assert_allclose(gx.data, w.data)
+    np.testing.assert_allclose(gx.array, w.array)
     assert x.grad is None and w.grad is None
 
 
@@ -251,14 +251,14 @@ def test_autograd_grad_unused_input():
         mg.autograd.grad((x * 2).sum(), [x, unused])
     gx, gu = mg.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
     assert gu is None
-    np.testing.assert_allclose(gx.data, [2.0])
+    np.testing.assert_allclose(gx.array, [2.0])
 
 
 def test_autograd_grad_of_intermediate():
     x = leaf([1.0, 2.0])
     y = x * 3
     (gy,) = mg.autograd.grad((y * y).sum(), [y])
-    np.testing.assert_allclose(gy.data, 2 * y.data)
+    np.testing.assert_allclose(gy.array, 2 * y.array)
 
 
 def test_backward_inputs_limits_accumulation():
@@ -266,7 +266,7 @@ def test_backward_inputs_limits_accumulation():
     w = leaf([2.0])
     (x * w).sum().backward(inputs=[w])
     assert x.grad is None
-    np.testing.assert_allclose(w.grad.data, [1.0])
+    np.testing.assert_allclose(w.grad.array, [1.0])
 
 
 def test_second_order_tanh_vs_torch():
@@ -276,7 +276,7 @@ def test_second_order_tanh_vs_torch():
     tx = torch_leaf(x)
     (tg,) = torch.autograd.grad(tx.tanh().sum(), tx, create_graph=True)
     (tgg,) = torch.autograd.grad(tg.sum(), tx)
-    np.testing.assert_allclose(gg.data, tgg.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(gg.array, tgg.numpy(), rtol=1e-10)
 
 
 def test_third_order_tanh_vs_torch():
@@ -308,7 +308,7 @@ def test_higher_order_small_mlp_vs_torch():
     penalty.backward()
     tpenalty.backward()
     for p, tp in [(w1, tw1), (b1, tb1), (w2, tw2), (xs, txs)]:
-        np.testing.assert_allclose(p.grad.data, tp.grad.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(p.grad.array, tp.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
 def test_user_function_forward_backward_and_double_backward():
@@ -327,9 +327,9 @@ def test_user_function_forward_backward_and_double_backward():
     y = Cube.apply(x)
     assert y.grad_fn.name() == "CubeBackward"
     (g,) = mg.autograd.grad(y.sum(), x, create_graph=True)
-    np.testing.assert_allclose(g.data, 3 * x.data**2)
+    np.testing.assert_allclose(g.array, 3 * x.array**2)
     g.sum().backward()
-    np.testing.assert_allclose(x.grad.data, 6 * x.data)
+    np.testing.assert_allclose(x.grad.array, 6 * x.array)
     assert mg.autograd.gradcheck(Cube.apply, (leaf([0.5, 1.5]),))
 
 
@@ -376,7 +376,7 @@ def test_executor_with_extra_roots_and_grad_map():
     task.feed(node, mg.tensor([1.0, 1.0], dtype=mg.float64))
     task.finish()
     assert x.grad is None, "with a grad map, .grad must stay untouched"
-    np.testing.assert_allclose(grad_map[x].data, [3.0, 3.0])
+    np.testing.assert_allclose(grad_map[x].array, [3.0, 3.0])
 
 
 def test_executor_reports_nodes_that_never_became_ready():
@@ -390,7 +390,7 @@ def test_executor_reports_nodes_that_never_became_ready():
     assert len(unready) == 1 and isinstance(unready[0], AccumulateGrad)
     task.feed(node_b, mg.tensor([1.0], dtype=mg.float64))
     assert task.unready_nodes() == []
-    np.testing.assert_allclose(x.grad.data, [5.0])
+    np.testing.assert_allclose(x.grad.array, [5.0])
 
 
 def test_accumulate_nodes_run_before_other_ready_nodes():
@@ -438,24 +438,24 @@ def test_without_anomaly_mode_nan_gradients_pass_silently():
     x = leaf([0.0])
     with np.errstate(divide="ignore"):
         x.log().sum().backward()
-    assert np.isinf(x.grad.data).all()
+    assert np.isinf(x.grad.array).all()
 
 
 def test_leaf_gradients_never_share_memory_with_other_gradients_or_the_caller():
     a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     seed = mg.tensor([1.0, 1.0], dtype=mg.float64)
     (a + b).backward(seed)
-    assert not np.shares_memory(a.grad.data, b.grad.data)
-    assert not np.shares_memory(a.grad.data, seed.data)
+    assert not np.shares_memory(a.grad.array, b.grad.array)
+    assert not np.shares_memory(a.grad.array, seed.array)
     x = leaf([1.0, 2.0])
     y = x * 1
     y.retain_grad()
     (y + 0).sum().backward()
-    assert not np.shares_memory(x.grad.data, y.grad.data)
+    assert not np.shares_memory(x.grad.array, y.grad.array)
     z = leaf([[1.0, 2.0], [3.0, 4.0]])
     z.sum().backward()  # the gradient arrives as a read-only broadcast view
-    z.grad.data *= 2  # must be writable
-    np.testing.assert_allclose(z.grad.data, 2.0)
+    z.grad.array *= 2  # must be writable
+    np.testing.assert_allclose(z.grad.array, 2.0)
 
 
 def _linear_setup():
@@ -470,7 +470,7 @@ def test_grad_destination_receives_the_gradient_without_a_copy():
 
     layer, x = _linear_setup()
     layer(x).sum().backward()
-    expected = layer.weight.grad.data.copy(), layer.bias.grad.data.copy()
+    expected = layer.weight.grad.array.copy(), layer.bias.grad.array.copy()
     layer.zero_grad()
     places = {"w": np.full((4, 3), np.nan, np.float32), "b": np.full(4, np.nan, np.float32)}
     calls = []
@@ -482,8 +482,8 @@ def test_grad_destination_receives_the_gradient_without_a_copy():
         for handle in handles:
             handle.remove()
     assert sorted(calls) == ["b", "w"]
-    assert np.shares_memory(layer.weight.grad.data, places["w"])
-    assert np.shares_memory(layer.bias.grad.data, places["b"])
+    assert np.shares_memory(layer.weight.grad.array, places["w"])
+    assert np.shares_memory(layer.bias.grad.array, places["b"])
     np.testing.assert_array_equal(places["w"], expected[0])
     np.testing.assert_array_equal(places["b"], expected[1])
 
@@ -517,5 +517,5 @@ def test_grad_destination_of_the_wrong_shape_or_dtype_is_ignored():
         layer(x).sum().backward()
     finally:
         handle.remove()
-    assert not np.shares_memory(layer.weight.grad.data, wrong)
+    assert not np.shares_memory(layer.weight.grad.array, wrong)
     assert not wrong.any()

@@ -152,7 +152,7 @@ def test_manual_sgd_with_isub_updates_the_model():
         for p in model.parameters():
             p -= 0.1 * p.grad
     assert model.weight is weight
-    np.testing.assert_allclose(weight.data, before.data - 0.1 * weight.grad.data, rtol=1e-6)
+    np.testing.assert_allclose(weight.array, before.array - 0.1 * weight.grad.array, rtol=1e-6)
     assert weight._version == version + 1
 
 
@@ -165,7 +165,7 @@ def test_augmented_assignment_keeps_the_object_and_its_views():
     t /= 2
     t **= 2
     assert t is keep
-    np.testing.assert_array_equal(row.data, np.full(3, 9.0, np.float32))
+    np.testing.assert_array_equal(row.array, np.full(3, 9.0, np.float32))
 
 
 def test_concurrent_accumulation_into_a_grad_loses_no_update():
@@ -185,7 +185,7 @@ def test_concurrent_accumulation_into_a_grad_loses_no_update():
         for th in threads:
             th.join()
         assert p.grad is grad
-        assert float(p.grad.data.min()) == 40.0  # no whole update lost
+        assert float(p.grad.array.min()) == 40.0  # no whole update lost
 
 
 def test_leaf_kept_alive_only_by_the_graph_gets_its_hooks_run():
@@ -323,12 +323,12 @@ def test_random_inplace_programs_match_pytorch(steps, seed):
         assert mine[1] == theirs[1]
         return
     for m, t in zip(mine[1], theirs[1]):
-        np.testing.assert_allclose(m.data, t.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(m.array, t.numpy(), rtol=1e-10, atol=1e-12)
     assert mine[2] == theirs[2], "versions differ"
     for m, t in zip(mine[3], theirs[3]):
         assert (m is None) == (t is None)
         if m is not None:
-            np.testing.assert_allclose(m.data, t.numpy(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(m.array, t.numpy(), rtol=1e-9, atol=1e-12)
 
 
 def _error_kind(message: str) -> str:

@@ -406,7 +406,7 @@ def test_legacy_constructor_from_sizes(name, sizes):
     ours, theirs = legacy(name)
     made = ours(*sizes)
     assert made.shape == tuple(theirs(*sizes).shape) and made.type() == theirs(*sizes).type()
-    assert not made.data.any()  # minigrad fills with zeros (PyTorch leaves the memory uninitialized)
+    assert not made.array.any()  # minigrad fills with zeros (PyTorch leaves the memory uninitialized)
     assert ours(size=tuple(sizes)).shape == tuple(theirs(size=tuple(sizes)).shape)
 
 
@@ -528,7 +528,7 @@ def test_cuda_namespace_on_a_gpu():
         assert mg.zeros(1, device="cuda").device == mg.device("cuda", 0)
     before = mg.cuda.memory_allocated()
     big = mg.zeros(1 << 20, device="cuda")
-    assert mg.cuda.memory_allocated() >= before + big.data.nbytes
+    assert mg.cuda.memory_allocated() >= before + big.array.nbytes
     assert mg.cuda.memory_reserved() >= mg.cuda.memory_allocated()
     mg.cuda.synchronize()
     mg.accelerator.synchronize()

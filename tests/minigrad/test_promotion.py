@@ -223,7 +223,7 @@ def _check_op(name, a, b):
     assert mine.shape == tuple(theirs.shape)
     if theirs.dtype == torch.complex32:  # which NumPy cannot hold
         theirs = theirs.to(torch.complex64)
-    np.testing.assert_allclose(mine.data.astype(np.complex128), theirs.numpy().astype(np.complex128), rtol=1e-3)
+    np.testing.assert_allclose(mine.array.astype(np.complex128), theirs.numpy().astype(np.complex128), rtol=1e-3)
 
 
 @SETTINGS
@@ -264,7 +264,7 @@ def test_integer_scalars_wrap_around_like_torch(device):
             mine = op(mg.tensor(values, device=device), number)
             theirs = op(torch.tensor(values), number)
             assert mine.dtype == np.dtype(dtype)
-            np.testing.assert_array_equal(backend.to_numpy(mine.data), theirs.numpy())
+            np.testing.assert_array_equal(backend.to_numpy(mine.array), theirs.numpy())
 
 
 @pytest.mark.parametrize(
@@ -287,7 +287,7 @@ def test_integer_scalars_wrap_around_like_torch(device):
 def test_integer_inputs_of_floating_functions(expr, device):
     mine, theirs = expr(mg), expr(torch)
     assert dtype_name(mine.dtype) == dtype_name(theirs.dtype)
-    np.testing.assert_allclose(backend.to_numpy(mine.data), theirs.numpy(), rtol=1e-3)
+    np.testing.assert_allclose(backend.to_numpy(mine.array), theirs.numpy(), rtol=1e-3)
 
 
 def test_matmul_does_not_promote_like_torch():
@@ -314,7 +314,7 @@ def test_masked_fill_keeps_the_input_dtype_like_torch(dtype):
                 warnings.simplefilter("ignore")
                 got = elementwise.masked_fill(mg.ones(2, dtype=dtype), mg.tensor([True, False]), mine_value)
                 want = torch.ones(2, dtype=getattr(torch, dtype)).masked_fill(torch.tensor([True, False]), their_value)
-            np.testing.assert_array_equal(got.data, want.numpy())
+            np.testing.assert_array_equal(got.array, want.numpy())
 
 
 def test_masked_fill_with_a_0d_tensor_value_of_another_dtype_gives_it_a_gradient():
@@ -327,8 +327,8 @@ def test_masked_fill_with_a_0d_tensor_value_of_another_dtype_gives_it_a_gradient
     (out * mg.tensor([3.0, 4.0])).sum().backward()
     (tout * torch.tensor([3.0, 4.0])).sum().backward()
     assert v.grad.dtype == np.float64 and x.grad.dtype == np.float32
-    np.testing.assert_array_equal(v.grad.data, tv.grad.numpy())
-    np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+    np.testing.assert_array_equal(v.grad.array, tv.grad.numpy())
+    np.testing.assert_array_equal(x.grad.array, tx.grad.numpy())
 
 
 def test_tensor_masked_fill_keeps_an_integer_dtype():
@@ -389,7 +389,7 @@ def _grads_match(name, a, b, device, create_graph=False):
         assert mine.grad.dtype == mine.dtype, f"{what} has dtype {mine.grad.dtype}"
         assert dtype_name(mine.grad.dtype) == dtype_name(theirs.grad.dtype), what
         assert mine.grad.shape == mine.shape == tuple(theirs.grad.shape), what
-        np.testing.assert_allclose(backend.to_numpy(mine.grad.data), theirs.grad.numpy(), rtol=2e-2, err_msg=what)
+        np.testing.assert_allclose(backend.to_numpy(mine.grad.array), theirs.grad.numpy(), rtol=2e-2, err_msg=what)
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_OPS))
@@ -503,7 +503,7 @@ def test_mse_loss_values_and_gradients_with_an_integer_target():
     out.backward()
     tout.backward()
     np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-6)
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.array, tx.grad.numpy(), rtol=1e-6)
 
 
 def test_mse_loss_error_names_both_dtypes():

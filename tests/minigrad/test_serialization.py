@@ -47,7 +47,7 @@ def assert_same(loaded, original):
     if isinstance(original, mg.Tensor):
         assert type(loaded) is mg.Tensor and not loaded.requires_grad and loaded.device == "cpu"
         assert loaded.dtype == original.dtype
-        np.testing.assert_array_equal(loaded.data, original.data)
+        np.testing.assert_array_equal(loaded.array, original.array)
     elif isinstance(original, np.ndarray):
         assert type(loaded) is np.ndarray and loaded.dtype == original.dtype
         np.testing.assert_array_equal(loaded, original)
@@ -77,7 +77,7 @@ def test_model_and_optimizer_state_round_trip(tmp_path):
     restored = small_model()
     restored.load_state_dict(loaded["model"])
     x = mg.randn(2, 3)
-    np.testing.assert_array_equal(restored(x).data, model(x).data)
+    np.testing.assert_array_equal(restored(x).array, model(x).array)
 
 
 def test_dtypes_values_and_python_types_are_preserved(tmp_path):
@@ -108,7 +108,7 @@ def test_an_array_referenced_twice_is_stored_once(tmp_path):
     with zipfile.ZipFile(tmp_path / "shared") as archive:
         assert sorted(archive.namelist()) == ["arrays/0.npy", "manifest.json"]
     loaded = mg.load(tmp_path / "shared")
-    assert loaded["a"] is loaded["b"] and loaded["t"].data is loaded["a"]
+    assert loaded["a"] is loaded["b"] and loaded["t"].array is loaded["a"]
 
 
 def test_paths_and_file_objects(tmp_path):

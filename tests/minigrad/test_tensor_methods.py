@@ -65,7 +65,7 @@ def as_numpy(x):
     if isinstance(x, torch.Tensor):
         return x.detach().numpy()
     if isinstance(x, mg.Tensor):
-        return backend.to_numpy(x.data)
+        return backend.to_numpy(x.array)
     return np.asarray(x)
 
 

@@ -232,10 +232,10 @@ def design_note_workers():
     t1, t2, t4 = leaf((3, 3), "t1"), leaf((3, 3), "t2"), leaf((3, 3), "t4")
     send1 = StandIn("send1", [t1._gradient_edge(), t2._gradient_edge()])
     recv1 = StandIn("recv1", num_outputs=2)
-    t3 = Tensor._make(t1.data, True, recv1, 0) + Tensor._make(t2.data, True, recv1, 1)
+    t3 = Tensor._make(t1.array, True, recv1, 0) + Tensor._make(t2.array, True, recv1, 1)
     send2 = StandIn("send2", [t3._gradient_edge()])
     recv2 = StandIn("recv2")
-    t5 = Tensor._make(t3.data, True, recv2, 0) * t4
+    t5 = Tensor._make(t3.array, True, recv2, 0) * t4
     t5.name = "t5"
     workers = [viz.WorkerGraph("worker0", roots=[t5], extra_nodes=[send1]),
                viz.WorkerGraph("worker1", extra_nodes=[send2])]
@@ -325,7 +325,7 @@ def test_user_function_nodes_are_named_and_their_saved_tensors_shown():
 def test_edges_into_multi_output_nodes_name_the_output():
     x = leaf((2, 3), "x")
     parts = StandIn("Split", [x._gradient_edge()], num_outputs=2)
-    first, second = Tensor._make(x.data[0], True, parts, 0), Tensor._make(x.data[1], True, parts, 1)
+    first, second = Tensor._make(x.array[0], True, parts, 0), Tensor._make(x.array[1], True, parts, 1)
     dot = Dot(viz.to_dot(first, second))
     split = dot.one("Split")
     labels = sorted(a["label"] for s, d, a in dot.edges if d == split)
@@ -365,7 +365,7 @@ def test_argument_errors_name_the_problem():
     with pytest.raises(TypeError, match="mapping name -> Tensor"):
         viz.to_dot(y, params=[x])
     with pytest.raises(TypeError, match=r"params\['x'\] must be a Tensor"):
-        viz.to_dot(y, params={"x": x.data})
+        viz.to_dot(y, params={"x": x.array})
     with pytest.raises(ValueError, match="backward_from must also be passed"):
         viz.to_dot(y, backward_from=[x * 3])
 

@@ -72,7 +72,7 @@ def buckets_for(cap_bytes, first_cap_bytes=None):
 
 
 for name, param in model.named_parameters():
-    print(f"{name:14s} {str(param.shape):9s} {param.data.nbytes:5d} bytes")
+    print(f"{name:14s} {str(param.shape):9s} {param.nbytes:5d} bytes")
 print()
 for cap in (32, 256, 2048, 25 * 2**20):
     first = FIRST_BUCKET_CAP_BYTES if cap == 25 * 2**20 else cap

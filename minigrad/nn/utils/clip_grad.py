@@ -81,9 +81,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return Tensor(np.zeros((), dtype=get_default_dtype()))
     device = tensors[0].device
-    xp = backend.get_array_module(tensors[0].data)
+    xp = backend.get_array_module(tensors[0].array)
     dtype = np.result_type(*(t.dtype for t in tensors))
-    norms = [backend.to_device(_vector_norm(xp, t.data.reshape(-1), order), device) for t in tensors]
+    norms = [backend.to_device(_vector_norm(xp, t.array.reshape(-1), order), device) for t in tensors]
     total = _vector_norm(xp, xp.stack([n.astype(dtype, copy=False) for n in norms]), order)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
         raise RuntimeError(
@@ -96,13 +96,13 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 
 def _scale_(grad: Tensor, factor) -> None:
     """grad *= factor in place, in the gradient's dtype, as one new version of its memory."""
-    data = grad.data
+    data = grad.array
     factor = factor.astype(data.dtype)
     with np.errstate(invalid="ignore", over="ignore"):  # a non-finite norm gives NaN/inf, as in PyTorch
         if getattr(data.flags, "writeable", True):
             data *= factor
         else:  # a read-only (broadcast) gradient: give the Tensor new memory
-            grad.data = data * factor
+            grad.array = data * factor
     views.bump_version(grad)
 
 
@@ -121,7 +121,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None) -> Non
     grads = _grads("clip_grads_with_norm_", parameters)
     if not grads:
         return
-    total = total_norm.data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
+    total = total_norm.array if isinstance(total_norm, Tensor) else np.asarray(total_norm)
     xp = backend.get_array_module(total)
     coefficient = xp.minimum(float(max_norm) / (total + 1e-6), 1.0)
     with no_grad():
@@ -168,10 +168,10 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
         raise ValueError("clip_grad_value_(): clip_value must not be NaN")
     with no_grad():
         for grad in _grads("clip_grad_value_", parameters):
-            data = grad.data
+            data = grad.array
             xp = backend.get_array_module(data)
             if getattr(data.flags, "writeable", True):
                 xp.clip(data, -bound, bound, out=data)
             else:
-                grad.data = xp.clip(data, -bound, bound)
+                grad.array = xp.clip(data, -bound, bound)
             views.bump_version(grad)

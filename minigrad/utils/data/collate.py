@@ -43,7 +43,7 @@ from minigrad.tensor import Tensor
 _NON_NUMERIC_DTYPE = re.compile(r"[SaUO]")
 
 _requires_grad = operator.attrgetter("requires_grad")
-_data = operator.attrgetter("data")
+_data = operator.attrgetter("array")
 
 _ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
 

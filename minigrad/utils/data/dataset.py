@@ -115,7 +115,7 @@ class TensorDataset(Dataset):
         for t in self.tensors:
             if t.requires_grad:
                 return None
-            data = t.data
+            data = t.array
             if type(data) is np.ndarray:
                 batch.append(Tensor(data[idx]))
             else:

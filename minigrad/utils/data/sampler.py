@@ -169,7 +169,7 @@ class WeightedRandomSampler(Sampler[int]):
                 f"WeightedRandomSampler: replacement should be a boolean value, but got replacement={replacement}"
             )
         _check_generator(generator, "WeightedRandomSampler")
-        data = backend.to_numpy(weights.data) if isinstance(weights, Tensor) else weights
+        data = backend.to_numpy(weights.array) if isinstance(weights, Tensor) else weights
         weights = np.asarray(data, dtype=np.float64)
         if weights.ndim != 1:
             raise ValueError(
@@ -182,7 +182,7 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        weights = self.weights.data
+        weights = self.weights.array
         if not np.all(np.isfinite(weights)) or np.any(weights < 0):
             raise RuntimeError("WeightedRandomSampler: invalid weights (each must be finite and >= 0)")
         total = weights.sum()

@@ -36,7 +36,7 @@ def train(rank, world_size, outdir):
         dist.recv(token, src=rank - 1)
         token += 1
         dist.send(token, dst=(rank + 1) % world_size)
-    report = {"rank": rank, "mpi_world": dist.get_world_size(), "sum": t.data.tolist(), "token": float(token[0]),
+    report = {"rank": rank, "mpi_world": dist.get_world_size(), "sum": t.array.tolist(), "token": float(token[0]),
               "pid": os.getpid()}
     with open(os.path.join(outdir, f"rank-{rank}.json"), "w") as f:
         json.dump(report, f)
@@ -59,7 +59,7 @@ def run(rank, size, outdir):
     else:
         dist.recv(tensor=tensor, src=0)
     with open(os.path.join(outdir, f"rank-{rank}.json"), "w") as f:
-        json.dump({"rank": rank, "tensor": tensor.data.tolist()}, f)
+        json.dump({"rank": rank, "tensor": tensor.array.tolist()}, f)
 
 
 def fail_on_one(rank, world_size):

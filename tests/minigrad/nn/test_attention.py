@@ -68,7 +68,7 @@ def compare_call(fn, reference_fn, arrays: dict, device="cpu", module=None, refe
         if theirs is None:
             continue
         assert mine.shape == tuple(theirs.shape)
-        np.testing.assert_allclose(backend.to_numpy(mine.data), theirs.detach().numpy(), **TOL)
+        np.testing.assert_allclose(backend.to_numpy(mine.array), theirs.detach().numpy(), **TOL)
         upstream = rng.standard_normal(theirs.shape)
         mine_loss = mine_loss + (mine * mg.tensor(upstream, device=device)).sum()
         their_loss = their_loss + (theirs * torch.tensor(upstream)).sum()
@@ -82,11 +82,11 @@ def compare_call(fn, reference_fn, arrays: dict, device="cpu", module=None, refe
         if theirs.grad is None:  # not used (a mask replaced by the causal hint)
             assert mine is None, name
         else:
-            np.testing.assert_allclose(backend.to_numpy(mine.data), theirs.grad.numpy(), **TOL, err_msg=name)
+            np.testing.assert_allclose(backend.to_numpy(mine.array), theirs.grad.numpy(), **TOL, err_msg=name)
     if reference is not None:
         for name, param in reference.named_parameters():
             mine = module.get_parameter(name).grad
-            np.testing.assert_allclose(backend.to_numpy(mine.data), param.grad.numpy(), **TOL, err_msg=name)
+            np.testing.assert_allclose(backend.to_numpy(mine.array), param.grad.numpy(), **TOL, err_msg=name)
     return out
 
 
@@ -291,10 +291,10 @@ def test_multihead_attention_parameters_match_pytorch(options):
     assert [n for n, _ in module.named_parameters()] == [n for n, _ in reference.named_parameters()]
     assert repr(module) == repr(reference)
     if module.in_proj_bias is not None:
-        assert not module.in_proj_bias.data.any() and not module.out_proj.bias.data.any()
+        assert not module.in_proj_bias.array.any() and not module.out_proj.bias.array.any()
     weight = module.in_proj_weight if module.in_proj_weight is not None else module.k_proj_weight
     fan_out, fan_in = weight.shape
-    assert np.abs(weight.data).max() <= math.sqrt(6 / (fan_in + fan_out)), "Xavier-uniform"
+    assert np.abs(weight.array).max() <= math.sqrt(6 / (fan_in + fan_out)), "Xavier-uniform"
 
 
 def test_multihead_attention_dropout_in_training_only():
@@ -404,7 +404,7 @@ def test_transformer_encoder_matches_pytorch_and_copies_the_layer(device):
     layer, module = build(mg)
     for copied in module.layers:
         assert copied is not layer and copied.linear1.weight is not layer.linear1.weight
-        np.testing.assert_array_equal(copied.linear1.weight.data, layer.linear1.weight.data)
+        np.testing.assert_array_equal(copied.linear1.weight.array, layer.linear1.weight.array)
     assert module.layers[0].self_attn.in_proj_weight is not module.layers[1].self_attn.in_proj_weight
     reference = build(torch)[1]
     with torch.no_grad():  # make the two layers differ, so that a shared parameter would show

@@ -50,7 +50,7 @@ def ints(values, device="cpu"):
 def to_np(t):
     if isinstance(t, torch.Tensor):
         return t.detach().numpy()
-    return backend.to_numpy(t.data)
+    return backend.to_numpy(t.array)
 
 
 def assert_close(mine, theirs, rtol=1e-10, atol=1e-12):
@@ -138,7 +138,7 @@ def test_nll_loss_ignore_index_can_be_a_real_class():
     out.backward()
     tout.backward()
     assert_close(x.grad, tx.grad)
-    assert not x.grad.data[[0, 2]].any(), "rows whose target is ignored get no gradient"
+    assert not x.grad.array[[0, 2]].any(), "rows whose target is ignored get no gradient"
 
 
 def test_nll_loss_mean_over_only_ignored_targets_is_nan_with_zero_gradient():
@@ -149,7 +149,7 @@ def test_nll_loss_mean_over_only_ignored_targets_is_nan_with_zero_gradient():
         loss.backward()
     assert math.isnan(loss.item())
     assert torch.isnan(TF.nll_loss(torch.tensor(random(3, 4)), torch.tensor([-100, -100, -100])))
-    np.testing.assert_array_equal(x.grad.data, 0.0)
+    np.testing.assert_array_equal(x.grad.array, 0.0)
 
 
 def test_nll_loss_ignored_entry_at_minus_infinity_contributes_zero():
@@ -243,7 +243,7 @@ def test_softmax_family_is_stable_with_huge_logits():
         assert_close(mine, theirs)
     sum(m.sum() for m, _ in results).backward()
     sum(t.sum() for _, t in results).backward()
-    assert np.isfinite(x.grad.data).all()
+    assert np.isfinite(x.grad.array).all()
     assert_close(x.grad, tx.grad)
 
 
@@ -252,7 +252,7 @@ def test_softmax_of_masked_logits_gives_exact_zeros():
     (x, tx) = pair(logits)
     out = F.softmax(x, -1)
     assert_close(out, TF.softmax(tx, -1))
-    assert out.data[0, 1] == 0.0 and out.data[1, 1] == 1.0
+    assert out.array[0, 1] == 0.0 and out.array[1, 1] == 1.0
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -260,7 +260,7 @@ def test_cross_entropy_with_huge_logits_has_finite_gradients(dtype):
     x = mg.tensor(random(4, 5, scale=1e4).astype(dtype), requires_grad=True)
     loss = F.cross_entropy(x, mg.tensor([0, 1, 2, 3]), label_smoothing=0.1)
     loss.backward()
-    assert np.isfinite(loss.item()) and np.isfinite(x.grad.data).all()
+    assert np.isfinite(loss.item()) and np.isfinite(x.grad.array).all()
 
 
 # -- softmax arguments --------------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_dropout_statistics_and_scaling(device):
     mg.manual_seed(0)
     x = mg.ones(200_000, dtype=mg.float64, device=device)
     for p in (0.1, 0.5, 0.8):
-        out = backend.to_numpy(F.dropout(x, p).data)
+        out = backend.to_numpy(F.dropout(x, p).array)
         kept = out != 0
         # 200k Bernoulli draws: the kept fraction is within 5 standard deviations of 1 - p.
         assert abs(kept.mean() - (1 - p)) < 5 * math.sqrt(p * (1 - p) / x.numel())
@@ -328,17 +328,17 @@ def test_dropout_backward_uses_the_forward_mask(device):
     x = mg.tensor(random(50, 40) + 5, requires_grad=True, device=device)
     out = F.dropout(x, 0.3)
     out.backward(mg.ones_like(out))
-    expected = (backend.to_numpy(out.data) != 0) / 0.7
-    np.testing.assert_allclose(backend.to_numpy(x.grad.data), expected, rtol=1e-15)
+    expected = (backend.to_numpy(out.array) != 0) / 0.7
+    np.testing.assert_allclose(backend.to_numpy(x.grad.array), expected, rtol=1e-15)
 
 
 def test_dropout_is_reproducible_under_manual_seed(device):
     x = mg.randn(30, 30, device=device)
     mg.manual_seed(123)
-    first = backend.to_numpy(F.dropout(x, 0.5).data)
+    first = backend.to_numpy(F.dropout(x, 0.5).array)
     mg.manual_seed(123)
-    np.testing.assert_array_equal(backend.to_numpy(F.dropout(x, 0.5).data), first)
-    assert not np.array_equal(backend.to_numpy(F.dropout(x, 0.5).data), first)
+    np.testing.assert_array_equal(backend.to_numpy(F.dropout(x, 0.5).array), first)
+    assert not np.array_equal(backend.to_numpy(F.dropout(x, 0.5).array), first)
 
 
 def test_dropout_modes_and_bounds():
@@ -346,9 +346,9 @@ def test_dropout_modes_and_bounds():
     assert F.dropout(x, 0.5, training=False) is x
     assert F.dropout(x, 0.0) is x
     zeros = F.dropout(x, 1.0)
-    np.testing.assert_array_equal(zeros.data, 0.0)
+    np.testing.assert_array_equal(zeros.array, 0.0)
     zeros.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, 0.0)
+    np.testing.assert_array_equal(x.grad.array, 0.0)
     for p in (-0.1, 1.5):
         with pytest.raises(ValueError, match=f"between 0 and 1, but got {p}"):
             F.dropout(x, p)
@@ -386,7 +386,7 @@ def test_embedding_padding_row_gets_no_gradient_like_torch(device):
     out.backward(mg.tensor(seed, device=device))
     tout.backward(torch.tensor(seed))
     assert_close(w.grad, tw.grad)
-    assert not backend.to_numpy(w.grad.data)[2].any()
+    assert not backend.to_numpy(w.grad.array)[2].any()
 
 
 def test_embedding_errors():
@@ -473,7 +473,7 @@ def test_fold_is_the_adjoint_of_unfold():
     cols = F.unfold(x, **options)
     y = mg.tensor(random(*cols.shape, seed=1))
     folded = F.fold(y, (6, 5), **options)
-    np.testing.assert_allclose((cols.data * y.data).sum(), (x.data * folded.data).sum(), rtol=1e-12)
+    np.testing.assert_allclose((cols.array * y.array).sum(), (x.array * folded.array).sum(), rtol=1e-12)
     with pytest.raises(ValueError, match=r"has 7 blocks.*gives"):
         F.fold(mg.randn(1, 12, 7), (6, 5), kernel_size=2)
 

@@ -108,9 +108,9 @@ def test_state_dict_shares_memory_and_skips_non_persistent_buffers():
     model = build(mg)
     state = model.state_dict()
     assert "blocks.0.scratch" not in state and "blocks.0.running" in state
-    assert "tied.weight" in state and state["tied.weight"].data is model.head[0].weight.data
+    assert "tied.weight" in state and state["tied.weight"].array is model.head[0].weight.array
     assert type(state["embed.weight"]) is mg.Tensor and not state["embed.weight"].requires_grad
-    assert state["embed.weight"].data is model.embed.weight.data
+    assert state["embed.weight"].array is model.embed.weight.array
     assert model.state_dict(keep_vars=True)["embed.weight"] is model.embed.weight
     assert list(model.state_dict(prefix="net."))[0] == "net.embed.weight"
 
@@ -120,22 +120,22 @@ def test_load_state_dict_round_trip_gives_the_same_function():
     model = copy_from_torch(build(mg), reference)
     idx = np.array([[0, 4, 2], [1, 1, 3]])
     expected = reference(torch.tensor(idx)).detach().numpy()
-    np.testing.assert_allclose(model(mg.tensor(idx)).data, expected, **TOL)
+    np.testing.assert_allclose(model(mg.tensor(idx)).array, expected, **TOL)
     clone = build(mg)
     result = clone.load_state_dict(model.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert repr(result) == "<All keys matched successfully>"
-    np.testing.assert_array_equal(clone(mg.tensor(idx)).data, model(mg.tensor(idx)).data)
+    np.testing.assert_array_equal(clone(mg.tensor(idx)).array, model(mg.tensor(idx)).array)
 
 
 def test_load_state_dict_copies_into_existing_arrays_with_their_dtype():
     model = mnn.Linear(2, 3)  # float32
-    weight_array = model.weight.data
+    weight_array = model.weight.array
     model.load_state_dict({"weight": np.ones((3, 2)), "bias": mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64)})
-    assert model.weight.data is weight_array and model.weight.dtype == np.float32
-    np.testing.assert_array_equal(model.bias.data, [1, 2, 3])
+    assert model.weight.array is weight_array and model.weight.dtype == np.float32
+    np.testing.assert_array_equal(model.bias.array, [1, 2, 3])
     model.load_state_dict({"weight": np.zeros((3, 2)), "bias": np.zeros(3)}, assign=True)
-    assert model.weight.data is not weight_array and model.weight.requires_grad
+    assert model.weight.array is not weight_array and model.weight.requires_grad
 
 
 def test_strict_load_reports_missing_unexpected_and_shape_errors_like_pytorch():
@@ -175,9 +175,9 @@ def test_non_strict_load_returns_the_keys_but_still_refuses_shape_mismatches():
 def test_zero_grad_sets_to_none_or_zeroes_in_place():
     model = mnn.Linear(3, 2)
     model(mg.randn(4, 3)).sum().backward()
-    grad_array = model.weight.grad.data
+    grad_array = model.weight.grad.array
     model.zero_grad(set_to_none=False)
-    assert model.weight.grad.data is grad_array and not grad_array.any()
+    assert model.weight.grad.array is grad_array and not grad_array.any()
     model.zero_grad()
     assert model.weight.grad is None and model.bias.grad is None
 
@@ -238,7 +238,7 @@ def test_attribute_assignment_moves_between_registries():
     model.w = mnn.Parameter(mg.zeros(2))
     model.register_buffer("b", mg.zeros(2))
     model.b = mg.ones(2)
-    assert list(model._buffers) == ["b"] and model.b.data.sum() == 2
+    assert list(model._buffers) == ["b"] and model.b.array.sum() == 2
     model.w = None
     assert model.w is None and list(model.parameters()) == []
     model.b = mnn.Parameter(mg.zeros(1))  # a Parameter replaces the buffer
@@ -345,7 +345,7 @@ def test_submodule_lookup_apply_and_deepcopy():
     clone = copy.deepcopy(model)
     assert clone.embed.weight is not model.embed.weight
     assert isinstance(clone.embed.weight, mnn.Parameter) and clone.embed.weight.requires_grad
-    np.testing.assert_array_equal(clone.embed.weight.data, model.embed.weight.data)
+    np.testing.assert_array_equal(clone.embed.weight.array, model.embed.weight.array)
     assert clone.tied is clone.head[0], "deepcopy keeps modules shared"
 
 
@@ -408,46 +408,46 @@ def _assert_uniform(values, bound):
 def test_default_initializations_follow_pytorchs_distributions():
     mg.manual_seed(0)
     linear = mnn.Linear(200, 100)
-    _assert_uniform(linear.weight.data, 1 / math.sqrt(200))
-    _assert_uniform(linear.bias.data, 1 / math.sqrt(200))
+    _assert_uniform(linear.weight.array, 1 / math.sqrt(200))
+    _assert_uniform(linear.bias.array, 1 / math.sqrt(200))
     assert linear.weight.dtype == np.float32
     conv = mnn.Conv2d(8, 64, (3, 5), groups=2, dtype=mg.float64)
     fan_in = 4 * 3 * 5
     assert conv.weight.shape == (64, 4, 3, 5) and conv.weight.dtype == np.float64
-    _assert_uniform(conv.weight.data, 1 / math.sqrt(fan_in))
-    _assert_uniform(conv.bias.data, 1 / math.sqrt(fan_in))
+    _assert_uniform(conv.weight.array, 1 / math.sqrt(fan_in))
+    _assert_uniform(conv.bias.array, 1 / math.sqrt(fan_in))
     embedding = mnn.Embedding(400, 50, padding_idx=3)
-    assert not embedding.weight.data[3].any()
-    rows = np.delete(embedding.weight.data, 3, axis=0)
+    assert not embedding.weight.array[3].any()
+    rows = np.delete(embedding.weight.array, 3, axis=0)
     assert abs(rows.mean()) < 0.02 and abs(rows.std() - 1) < 0.02
     norm = mnn.LayerNorm((2, 3), bias=False)
-    assert (norm.weight.data == 1).all() and norm.bias is None
+    assert (norm.weight.array == 1).all() and norm.bias is None
 
 
 def test_initializers_are_reproducible_under_manual_seed():
     mg.manual_seed(7)
-    first = mnn.Linear(5, 4).weight.data.copy()
+    first = mnn.Linear(5, 4).weight.array.copy()
     mg.manual_seed(7)
-    np.testing.assert_array_equal(mnn.Linear(5, 4).weight.data, first)
+    np.testing.assert_array_equal(mnn.Linear(5, 4).weight.array, first)
 
 
 def test_init_functions_fill_in_place_with_their_bounds():
     mg.manual_seed(1)
     t = mg.empty(300, 200, dtype=mg.float64)
-    array = t.data
-    assert init.xavier_uniform_(t, gain=2.0) is t and t.data is array
-    _assert_uniform(t.data, 2.0 * math.sqrt(6 / 500))
+    array = t.array
+    assert init.xavier_uniform_(t, gain=2.0) is t and t.array is array
+    _assert_uniform(t.array, 2.0 * math.sqrt(6 / 500))
     init.kaiming_uniform_(t, mode="fan_out", nonlinearity="relu")
-    _assert_uniform(t.data, math.sqrt(2.0) * math.sqrt(3 / 300))
+    _assert_uniform(t.array, math.sqrt(2.0) * math.sqrt(3 / 300))
     init.uniform_(t, -3.0, -1.0)
-    assert t.data.min() >= -3.0 and t.data.max() < -1.0
+    assert t.array.min() >= -3.0 and t.array.max() < -1.0
     init.normal_(t, mean=2.0, std=0.5)
-    assert abs(t.data.mean() - 2.0) < 0.01 and abs(t.data.std() - 0.5) < 0.01
+    assert abs(t.array.mean() - 2.0) < 0.01 and abs(t.array.std() - 0.5) < 0.01
     init.kaiming_normal_(t)
-    assert abs(t.data.std() - math.sqrt(2 / (1 + 0.01**2)) / math.sqrt(200)) < 0.01
+    assert abs(t.array.std() - math.sqrt(2 / (1 + 0.01**2)) / math.sqrt(200)) < 0.01
     init.xavier_normal_(t)
-    assert abs(t.data.std() - math.sqrt(2 / 500)) < 0.005
-    assert init.zeros_(t).data.sum() == 0 and init.ones_(t).data.sum() == t.numel()
+    assert abs(t.array.std() - math.sqrt(2 / 500)) < 0.005
+    assert init.zeros_(t).array.sum() == 0 and init.ones_(t).array.sum() == t.numel()
     with pytest.raises(ValueError, match="mode"):
         init.kaiming_uniform_(t, mode="fan_avg")
     with pytest.raises(ValueError, match="nonlinearity"):
@@ -473,16 +473,16 @@ def compare(module, torch_module, inputs, device, *, grad_inputs=True):
     torch_inputs = [torch.tensor(a, requires_grad=f and grad_inputs) for a, f in zip(inputs, float_inputs)]
     out = module(*mg_inputs)
     expected = torch_module(*torch_inputs)
-    np.testing.assert_allclose(backend.to_numpy(out.data), expected.detach().numpy(), **TOL)
+    np.testing.assert_allclose(backend.to_numpy(out.array), expected.detach().numpy(), **TOL)
     upstream = np.random.default_rng(0).standard_normal(expected.shape)
     (out * mg.tensor(upstream, device=device)).sum().backward()
     (expected * torch.tensor(upstream)).sum().backward()
     for name, param in torch_module.named_parameters():
         mine = module.get_parameter(name).grad
-        np.testing.assert_allclose(backend.to_numpy(mine.data), param.grad.numpy(), **TOL, err_msg=name)
+        np.testing.assert_allclose(backend.to_numpy(mine.array), param.grad.numpy(), **TOL, err_msg=name)
     for x, tx in zip(mg_inputs, torch_inputs):
         if tx.requires_grad:
-            np.testing.assert_allclose(backend.to_numpy(x.grad.data), tx.grad.numpy(), **TOL)
+            np.testing.assert_allclose(backend.to_numpy(x.grad.array), tx.grad.numpy(), **TOL)
 
 
 def _normal(shape, seed=0):
@@ -557,13 +557,13 @@ def test_embedding_matches_pytorch_and_skips_the_padding_row(padding_idx, device
     compare(module, reference, [indices], device)
     if padding_idx is not None:
         row = module.padding_idx
-        assert not backend.to_numpy(module.weight.grad.data)[row].any()
+        assert not backend.to_numpy(module.weight.grad.array)[row].any()
 
 
 def test_embedding_from_pretrained_and_unsupported_options():
     weights = mg.tensor(_normal((4, 2)))
     frozen = mnn.Embedding.from_pretrained(weights)
-    assert frozen.weight.data is weights.data and not frozen.weight.requires_grad
+    assert frozen.weight.array is weights.array and not frozen.weight.requires_grad
     assert mnn.Embedding.from_pretrained(weights, freeze=False).weight.requires_grad
     with pytest.raises(ValueError, match="max_norm"):
         mnn.Embedding(4, 2, max_norm=1.0)
@@ -587,11 +587,11 @@ def test_dropout_in_training_zeroes_and_rescales():
     layer = mnn.Dropout(0.25)
     x = mg.ones(200, 100, dtype=mg.float64, requires_grad=True)
     out = layer(x)
-    values = np.unique(out.data)
+    values = np.unique(out.array)
     np.testing.assert_allclose(values, [0.0, 1 / 0.75])
-    assert abs((out.data == 0).mean() - 0.25) < 0.02
+    assert abs((out.array == 0).mean() - 0.25) < 0.02
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, out.data)
+    np.testing.assert_array_equal(x.grad.array, out.array)
     assert layer.eval()(x) is x
     with pytest.raises(ValueError, match="between 0 and 1"):
         mnn.Dropout(1.5)

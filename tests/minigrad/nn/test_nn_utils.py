@@ -29,7 +29,7 @@ SETTINGS = settings(max_examples=20, deadline=None)
 
 
 def _numpy(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else backend.to_numpy(t.detach().data)
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else backend.to_numpy(t.detach().array)
 
 
 def _twins(grads, dtype=np.float64):
@@ -202,11 +202,11 @@ def test_parameters_to_vector_is_a_differentiable_copy():
 def test_vector_to_parameters_writes_in_place_and_bumps_versions():
     a, b = mg.nn.Parameter(mg.zeros(2, 2)), mg.nn.Parameter(mg.zeros(1, dtype=mg.float64))
     versions = (a._version, b._version)
-    data = a.data
+    data = a.array
     vec = mg.arange(6, dtype=mg.float32) * 1.5  # one more element than needed: ignored, as in PyTorch
     vector_to_parameters(vec, iter([a, b]))
     assert a.tolist() == [[0.0, 1.5], [3.0, 4.5]] and b.tolist() == [6.0]
-    assert a.data is data and b.dtype == np.float64 and a.requires_grad
+    assert a.array is data and b.dtype == np.float64 and a.requires_grad
     assert a._version > versions[0] and b._version > versions[1]
 
 

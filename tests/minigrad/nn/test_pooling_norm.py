@@ -41,7 +41,7 @@ def _normal(shape, seed=0):
 
 
 def _numpy(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else backend.to_numpy(t.detach().data)
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else backend.to_numpy(t.detach().array)
 
 
 def _copy_weights(module, torch_module):
@@ -120,9 +120,9 @@ def test_max_pool2d_module_matches_pytorch_with_indices(config):
 def test_max_pool2d_window_in_padding_gets_no_gradient():
     x = mg.tensor([[[[0.1]], [[-0.1]]]], requires_grad=True)
     out, _ = mnn.MaxPool2d((2, 1), padding=(1, 0), dilation=(2, 1), return_indices=True)(x)
-    assert np.isneginf(out.data).all()
+    assert np.isneginf(out.array).all()
     out.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.zeros((1, 2, 1, 1)))
+    np.testing.assert_array_equal(x.grad.array, np.zeros((1, 2, 1, 1)))
 
 
 @SETTINGS

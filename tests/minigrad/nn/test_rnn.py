@@ -83,7 +83,7 @@ def run_twins(module, reference, args, device="cpu", **kwargs):
         if theirs is None:
             continue
         assert mine.shape == tuple(theirs.shape)
-        np.testing.assert_allclose(backend.to_numpy(mine.data), theirs.detach().numpy(), **TOL)
+        np.testing.assert_allclose(backend.to_numpy(mine.array), theirs.detach().numpy(), **TOL)
         upstream = rng.standard_normal(theirs.shape)
         mg_loss = mg_loss + (mine * mg.tensor(upstream, device=device)).sum()
         torch_loss = torch_loss + (theirs * torch.tensor(upstream)).sum()
@@ -92,9 +92,9 @@ def run_twins(module, reference, args, device="cpu", **kwargs):
     for name, param in reference.named_parameters():
         mine = module.get_parameter(name).grad
         assert mine is not None, name
-        np.testing.assert_allclose(backend.to_numpy(mine.data), param.grad.numpy(), **TOL, err_msg=name)
+        np.testing.assert_allclose(backend.to_numpy(mine.array), param.grad.numpy(), **TOL, err_msg=name)
     for mine, theirs in zip(_leaves((mg_args, mg_kwargs)), _leaves((torch_args, torch_kwargs))):
-        np.testing.assert_allclose(backend.to_numpy(mine.grad.data), theirs.grad.numpy(), **TOL)
+        np.testing.assert_allclose(backend.to_numpy(mine.grad.array), theirs.grad.numpy(), **TOL)
     return out
 
 
@@ -208,13 +208,13 @@ def test_parameters_state_dict_and_repr_match_pytorch(mode, options):
     assert repr(module) == repr(reference)
     for name, param in module.named_parameters():
         assert param.dtype == np.float32 and param.requires_grad
-        assert np.abs(param.data).max() <= 1 / math.sqrt(4), name
+        assert np.abs(param.array).max() <= 1 / math.sqrt(4), name
 
 
 @pytest.mark.parametrize("build", [lambda: mnn.GRU(20, 30, num_layers=2), lambda: mnn.LSTMCell(20, 30)])
 def test_initialization_is_uniform_within_one_over_sqrt_hidden(build):
     mg.manual_seed(0)
-    weights = np.concatenate([p.data.ravel() for p in build().parameters()])
+    weights = np.concatenate([p.array.ravel() for p in build().parameters()])
     bound = 1 / math.sqrt(30)
     assert np.abs(weights).max() <= bound and np.abs(weights).max() > 0.99 * bound
     assert abs(weights.mean()) < 0.01 * bound
@@ -229,7 +229,7 @@ def test_cell_parameters_and_repr_match_pytorch(name, options):
     assert [(k, tuple(v.shape)) for k, v in module.state_dict().items()] == [
         (k, tuple(v.shape)) for k, v in reference.state_dict().items()]
     assert repr(module) == repr(reference)
-    assert max(np.abs(p.data).max() for p in module.parameters()) <= 0.5
+    assert max(np.abs(p.array).max() for p in module.parameters()) <= 0.5
 
 
 def test_deepcopy_gives_an_independent_equal_network():
@@ -238,8 +238,8 @@ def test_deepcopy_gives_an_independent_equal_network():
     x = mg.tensor(_normal((4, 1, 2)))
     np.testing.assert_array_equal(clone(x)[0].detach().numpy(), module(x)[0].detach().numpy())
     assert clone.weight_ih_l1 is not module.weight_ih_l1
-    clone.weight_ih_l1.data[...] = 0
-    assert module.weight_ih_l1.data.any()
+    clone.weight_ih_l1.array[...] = 0
+    assert module.weight_ih_l1.array.any()
 
 
 # -- dropout between layers -----------------------------------------------------------------------

@@ -48,7 +48,7 @@ def _outputs(result) -> tuple:
 def _as_numpy(t):
     if isinstance(t, torch.Tensor):
         return t.detach().numpy()
-    return backend.to_numpy(t.data)
+    return backend.to_numpy(t.array)
 
 
 def _assert_close(mine, theirs, rtol, what):

@@ -112,7 +112,7 @@ def test_adagrad_state_exists_from_construction_and_for_groups_added_later():
     optimizer = optim.Adagrad(params[:2], lr=0.1, initial_accumulator_value=0.5)
     reference = torch.optim.Adagrad(torch_params[:2], lr=0.1, initial_accumulator_value=0.5)
     assert sorted(optimizer.state_dict()["state"]) == sorted(reference.state_dict()["state"]) == [0, 1]
-    np.testing.assert_array_equal(optimizer.state[params[0]]["sum"].data, np.full((4, 3), 0.5))
+    np.testing.assert_array_equal(optimizer.state[params[0]]["sum"].array, np.full((4, 3), 0.5))
     optimizer.add_param_group({"params": params[2:], "lr": 0.3})
     reference.add_param_group({"params": torch_params[2:], "lr": 0.3})
     for step_grads in grads:
@@ -137,7 +137,7 @@ def test_rmsprop_creates_a_buffer_that_a_later_option_change_needs():
     optimizer.step()
     reference.step()  # with a zero buffer, the first momentum step is the plain step
     for p, tp in zip(params, torch_params):
-        np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(p.array, tp.detach().numpy(), rtol=1e-12, atol=1e-14)
         assert "momentum_buffer" in optimizer.state[p]
     optimizer.param_groups[0]["centered"] = True
     set_grads(params, torch_params, grads[4])
@@ -148,15 +148,15 @@ def test_rmsprop_creates_a_buffer_that_a_later_option_change_needs():
 def test_step_updates_in_place_and_bumps_versions():
     for make in (lambda p: optim.RMSprop(p, momentum=0.9, centered=True), optim.Adadelta, optim.Adagrad):
         params = [Parameter(np.ones((3, 3))), Parameter(np.ones(3))]
-        arrays = [p.data for p in params]
+        arrays = [p.array for p in params]
         versions = [p._version for p in params]
         optimizer = make(params)
         (params[0] * params[1]).sum().backward()
         optimizer.step()
-        assert all(p.data is a for p, a in zip(params, arrays))
+        assert all(p.array is a for p, a in zip(params, arrays))
         assert all(p._version > v for p, v in zip(params, versions))
         assert all(p.is_leaf and p.grad_fn is None for p in params)
-        assert not np.allclose(params[0].data, 1.0)
+        assert not np.allclose(params[0].array, 1.0)
 
 
 # -- state dicts ------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ def _two_groups(params):
 def test_state_dict_round_trip_continues_identically(name, config, tmp_path):
     params, _, optimizer, _, rest = _trained(name, config, _two_groups, steps=8)
     mg.save(optimizer.state_dict(), tmp_path / "optim.ckpt")
-    clones = [Parameter(p.data.copy()) for p in params]
+    clones = [Parameter(p.array.copy()) for p in params]
     restored = getattr(optim, name)(_two_groups(clones), **config)
     restored.load_state_dict(mg.load(tmp_path / "optim.ckpt"))
     for step_grads in rest:
@@ -198,10 +198,10 @@ def test_state_dict_round_trip_continues_identically(name, config, tmp_path):
         optimizer.step()
         restored.step()
         for p, c in zip(params, clones):
-            np.testing.assert_array_equal(p.data, c.data)
+            np.testing.assert_array_equal(p.array, c.array)
         for p, c in zip(params, clones):
             for key, value in optimizer.state[p].items():
-                np.testing.assert_array_equal(restored.state[c][key].data, value.data, err_msg=key)
+                np.testing.assert_array_equal(restored.state[c][key].array, value.array, err_msg=key)
     assert restored.param_groups[0]["lr"] == 0.2
 
 

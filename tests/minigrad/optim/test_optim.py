@@ -45,11 +45,11 @@ def set_grads(params, torch_params, grads):
 
 def assert_same_state(optimizer, reference, params, torch_params, tolerance):
     for p, tp in zip(params, torch_params):
-        np.testing.assert_allclose(p.data, tp.detach().numpy(), **tolerance)
+        np.testing.assert_allclose(p.array, tp.detach().numpy(), **tolerance)
         mine, theirs = optimizer.state.get(p, {}), reference.state.get(tp, {})
         assert sorted(mine) == sorted(theirs)
         for name, value in theirs.items():
-            np.testing.assert_allclose(mine[name].data, value.numpy(), **tolerance, err_msg=name)
+            np.testing.assert_allclose(mine[name].array, value.numpy(), **tolerance, err_msg=name)
             assert mine[name].dtype == np.dtype(str(value.dtype).removeprefix("torch."))
 
 
@@ -135,13 +135,13 @@ def test_groups_get_the_defaults_filled_in():
 
 def test_step_updates_the_parameter_arrays_in_place_without_recording():
     params = [Parameter(np.ones((3, 3))), Parameter(np.ones(3))]
-    arrays = [p.data for p in params]
+    arrays = [p.array for p in params]
     optimizer = optim.Adam(params, lr=0.1, amsgrad=True, weight_decay=0.1)
     (params[0] * params[1]).sum().backward()
     optimizer.step()
-    assert all(p.data is a for p, a in zip(params, arrays))
+    assert all(p.array is a for p, a in zip(params, arrays))
     assert all(p.is_leaf and p.grad_fn is None and p.requires_grad for p in params)
-    assert not np.allclose(params[0].data, 1.0)
+    assert not np.allclose(params[0].array, 1.0)
 
 
 def test_step_with_closure_returns_its_loss_and_enables_grad():
@@ -156,23 +156,23 @@ def test_step_with_closure_returns_its_loss_and_enables_grad():
 
     with mg.no_grad():
         loss = optimizer.step(closure)
-    assert loss.item() == 4.0 and param.data[0] == 2.0 - 0.25 * 4.0
+    assert loss.item() == 4.0 and param.array[0] == 2.0 - 0.25 * 4.0
 
 
 def test_zero_grad_sets_to_none_or_zeroes_in_place():
     param = Parameter(np.ones(2))
     optimizer = optim.SGD([param], lr=0.1)
     (param * 3).sum().backward()
-    grad = param.grad.data
+    grad = param.grad.array
     optimizer.zero_grad(set_to_none=False)
-    assert param.grad.data is grad and not grad.any()
+    assert param.grad.array is grad and not grad.any()
     optimizer.zero_grad()
     assert param.grad is None
     optimizer.step()  # no gradient: nothing happens
-    np.testing.assert_array_equal(param.data, [1.0, 1.0])
+    np.testing.assert_array_equal(param.array, [1.0, 1.0])
     param.grad = mg.Tensor(np.broadcast_to(np.ones(1), (2,)))  # read-only, as the engine may store
     optimizer.zero_grad(set_to_none=False)
-    np.testing.assert_array_equal(param.grad.data, [0.0, 0.0])
+    np.testing.assert_array_equal(param.grad.array, [0.0, 0.0])
 
 
 def test_gradient_shape_mismatch_is_reported():
@@ -206,7 +206,7 @@ def _trained(make, dtype=np.float64, steps=8):
 def test_state_dict_round_trip_continues_identically(make, tmp_path):
     params, optimizer, rest = _trained(make)
     mg.save(optimizer.state_dict(), tmp_path / "optim.ckpt")
-    clones = [Parameter(p.data.copy()) for p in params]
+    clones = [Parameter(p.array.copy()) for p in params]
     restored = make(clones)
     restored.load_state_dict(mg.load(tmp_path / "optim.ckpt"))
     for step_grads in rest:
@@ -215,7 +215,7 @@ def test_state_dict_round_trip_continues_identically(make, tmp_path):
         optimizer.step()
         restored.step()
         for p, c in zip(params, clones):
-            np.testing.assert_array_equal(p.data, c.data)
+            np.testing.assert_array_equal(p.array, c.array)
     assert restored.param_groups[0]["lr"] == optimizer.param_groups[0]["lr"]
 
 
@@ -235,7 +235,7 @@ def test_state_dict_has_pytorchs_layout():
         assert sorted(mine["state"][index]) == sorted(values)
         assert isinstance(mine["state"][index]["step"], mg.Tensor)
         assert mine["state"][index]["step"].item() == values["step"].item()
-        np.testing.assert_allclose(mine["state"][index]["exp_avg"].data, values["exp_avg"].numpy(),
+        np.testing.assert_allclose(mine["state"][index]["exp_avg"].array, values["exp_avg"].numpy(),
                                    rtol=1e-12)
     for group, reference_group in zip(mine["param_groups"], theirs["param_groups"]):
         assert group["params"] == reference_group["params"]
@@ -262,21 +262,21 @@ def test_load_state_dict_accepts_a_pytorch_state_dict_converted_to_arrays():
     optimizer.step()
     reference.step()
     for p, tp in zip(params, torch_params):
-        np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(p.array, tp.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_loaded_state_is_cast_to_the_parameters_and_not_shared():
     params, optimizer, _ = _trained(lambda p: optim.Adam(p), np.float64)
     state = optimizer.state_dict()
-    float32_params = [Parameter(p.data.astype(np.float32)) for p in params]
+    float32_params = [Parameter(p.array.astype(np.float32)) for p in params]
     restored = optim.Adam(float32_params)
     restored.load_state_dict(state)
     loaded = restored.state[float32_params[0]]
     assert loaded["exp_avg"].dtype == np.float32 and loaded["step"].dtype == np.float32
-    same_dtype = optim.Adam([Parameter(p.data.copy()) for p in params])
+    same_dtype = optim.Adam([Parameter(p.array.copy()) for p in params])
     same_dtype.load_state_dict(state)
     first = same_dtype.param_groups[0]["params"][0]
-    assert same_dtype.state[first]["exp_avg"].data is not state["state"][0]["exp_avg"].data
+    assert same_dtype.state[first]["exp_avg"].array is not state["state"][0]["exp_avg"].array
 
 
 def test_load_state_dict_rejects_mismatched_layouts():
