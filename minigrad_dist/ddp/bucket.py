@@ -9,7 +9,9 @@ first allreduce starts early), ``bucket_cap_mb`` for the rest, as upstream.
 
 from __future__ import annotations
 
-import sys
+import weakref
+
+import numpy as np
 
 from minigrad import backend
 
@@ -63,8 +65,9 @@ class Bucket:
         buffer: the flat array (dtype and device of the members).
         pending: members whose gradient has not been copied in this iteration.
         future: the in-flight reduction, once launched.
-        staging: with shared-memory reduction (``shared_memory.py``), this
-            rank's staging copy, where the gradients are written instead of ``buffer``.
+        staging: with shared-memory reduction (``SharedMemoryStrategy``), this
+            rank's staging copy in the shared window, where the gradients are
+            written instead of ``buffer``; None otherwise.
     """
 
     def __init__(self, index: int, params, param_indices):
@@ -84,8 +87,8 @@ class Bucket:
             self.buffer = self.xp.zeros(total, dtype=first.dtype)
         self.pending = len(self.params)
         self.future = None
-        self.staging = None  # this rank's copy in shared memory, when buckets are reduced there
-        self.staging_writable = False
+        self.staging = None
+        self._lease = None  # weak reference to the _Lease of the views last lent out of ``buffer``
 
     def view(self, slot: int, flat=None):
         """The region of ``buffer`` (or of ``flat``, laid out alike) for member ``slot``, shaped like it."""
@@ -93,24 +96,57 @@ class Bucket:
         start = self.offsets[slot]
         return flat[start : start + self.sizes[slot]].reshape(self.shapes[slot])
 
-    def has_outside_views(self) -> bool:
-        """Whether anything besides this bucket may still reference ``buffer`` (e.g. a ``.grad`` view).
+    def lend_views(self) -> list:
+        """Per-member views of ``buffer`` to hand out as ``.grad``, lent so that ``has_outside_views`` sees them.
 
-        Exact for NumPy (every view keeps its base alive, so the reference
-        count tells); always True on other devices, where a fresh buffer
+        On the CPU the views are made through a ``_Lease``, which NumPy knows
+        as the owner of their memory: every array derived from them (views of
+        views included) keeps it alive, so a weak reference to it tells
+        whether any is left.
+        """
+        if backend.device_of(self.buffer) != "cpu":
+            return [self.view(slot) for slot in range(len(self.params))]
+        lease = _Lease(self.buffer)
+        self._lease = weakref.ref(lease)
+        flat = np.asarray(lease)
+        return [self.view(slot, flat) for slot in range(len(self.params))]
+
+    def has_outside_views(self) -> bool:
+        """Whether an array lent by ``lend_views`` (or one made from it, e.g. a held ``.grad``) still exists.
+
+        Exact on the CPU; always True on other devices, where a fresh buffer
         from the memory pool costs little.
         """
         if backend.device_of(self.buffer) != "cpu":
             return True
-        return sys.getrefcount(self.buffer) > 2  # the attribute and getrefcount's own argument
+        return self._lease is not None and self._lease() is not None
+
+    def replace_buffer(self) -> None:
+        """Give the bucket a new, uninitialized buffer like the old one (which stays with whoever views it)."""
+        xp = backend.get_array_module(self.buffer)
+        self.buffer = xp.empty_like(self.buffer)
+        self._lease = None
 
     def reset(self) -> None:
         """Forget the previous iteration (before a new backward)."""
         self.pending = len(self.params)
         self.future = None
-        self.staging_writable = False
 
     @property
     def nbytes(self) -> int:
         """Size of the buffer in bytes."""
         return self.buffer.nbytes
+
+
+class _Lease:
+    """Lends a CPU buffer's memory to the arrays ``np.asarray(lease)`` makes: NumPy sees only the lease as owner.
+
+    NumPy gets the memory as a bare address (``__array_interface__``), so the
+    lease, which holds the buffer, is what keeps that memory alive for every
+    array made from it and every view of those: the lease lives exactly as
+    long as one of them does.
+    """
+
+    def __init__(self, buffer):
+        self.buffer = buffer
+        self.__array_interface__ = buffer.__array_interface__

@@ -30,11 +30,17 @@ class DistributedDataParallel(Module):
            name, shape and dtype; the error names the first difference and the ranks);
         2. broadcast parameters and buffers from rank 0 (coalesced by dtype), so
            every replica starts from the same state;
-        3. build the Reducer: buckets in reverse registration order and one
-           post-accumulate-grad hook per parameter.
+        3. build the Reducer: its reduction strategy (shared memory when every
+           rank is on one node, else ``Iallreduce``), buckets in reverse
+           registration order, and one post-accumulate-grad hook per parameter.
 
     Args:
         module: the model (a ``minigrad.nn.Module``) replicated on every rank.
+        device_ids: accepted for PyTorch compatibility and ignored: each
+            process runs its replica on the device its parameters already
+            live on (move the module there before wrapping it).
+        output_device: accepted for PyTorch compatibility and ignored: the
+            output stays on the device the module computed it on.
         bucket_cap_mb: size cap of a gradient bucket in MiB (the first bucket is capped at 1 MiB).
         find_unused_parameters: walk the graph after each forward to find
             parameters that will get no gradient; needed when parts of the
@@ -60,8 +66,11 @@ class DistributedDataParallel(Module):
     Note:
         When every rank of the group runs on one node (and the parameters are
         on the CPU), buckets are reduced through an MPI shared-memory window
-        instead of ``Iallreduce`` (about 2x faster here for large buckets; see
-        ``ddp/shared_memory.py``). ``MINIGRAD_DDP_SHM=0`` turns that off.
+        instead of ``Iallreduce`` (``ddp/shared_memory.py``; its throughput
+        beside a raw ``Allreduce`` is ``minigrad.throughput`` in
+        ``benchmarks/results/ddp.json``, from ``benchmarks/bench_ddp.py``).
+        ``MINIGRAD_DDP_SHM=0`` turns that off. ``register_comm_hook``
+        replaces either with the hook.
 
     Raises:
         TypeError: ``module`` is not a Module, or ``process_group`` not a ProcessGroup.
@@ -104,6 +113,9 @@ class DistributedDataParallel(Module):
         verify_same_parameters(group, module)
         broadcast_coalesced(group, [p.array for _, p in module.named_parameters()] + self._buffer_arrays())
         first_cap = FIRST_BUCKET_CAP_BYTES if first_bucket_cap_mb is None else int(first_bucket_cap_mb * 2**20)
+        if trace is None:
+            trace = os.environ.get("MINIGRAD_DDP_TRACE", "").strip() not in ("", "0")
+        self._tracer = Tracer(group.rank()) if trace else None
         self.reducer = Reducer(
             [p for _, p in named],
             [n for n, _ in named],
@@ -112,14 +124,12 @@ class DistributedDataParallel(Module):
             find_unused_parameters=find_unused_parameters,
             gradient_as_bucket_view=gradient_as_bucket_view,
             first_bucket_cap_bytes=first_cap,
+            timeout=collectives._world.timeout,  # init_process_group(timeout=...) bounds DDP's waits too
+            observer=self._tracer,
         )
-        self.reducer.timeout = collectives._world.timeout
+        if self._tracer is not None:
+            self._tracer.start()
         self._join = None
-        if trace is None:
-            trace = os.environ.get("MINIGRAD_DDP_TRACE", "").strip() not in ("", "0")
-        if trace:
-            self.reducer.tracer = Tracer(group.rank())
-            self.reducer.tracer.start()
 
     def _buffer_arrays(self):
         return [b.array for b in self.module.buffers()]
@@ -184,7 +194,7 @@ class DistributedDataParallel(Module):
         Raises:
             RuntimeError: tracing is off (pass ``trace=True`` or set ``MINIGRAD_DDP_TRACE=1``).
         """
-        tracer = self.reducer.tracer
+        tracer = self._tracer
         if tracer is None:
             raise RuntimeError("save_trace: tracing is off; construct DDP with trace=True or set MINIGRAD_DDP_TRACE=1")
         gathered = self.process_group.gather_obj((tracer.rank, tracer.events), 0)
@@ -202,13 +212,13 @@ class DistributedDataParallel(Module):
         MPICH), so long-lived processes that create many DDP wrappers should
         close the ones they are done with.
         """
-        if self.reducer.tracer is not None:
-            self.reducer.tracer.stop()
+        if self._tracer is not None:
+            self._tracer.stop()
         self.reducer.close()
 
     def __del__(self):
-        reducer = self.__dict__.get("reducer") if hasattr(self, "__dict__") else None
-        if reducer is not None:
-            if reducer.tracer is not None:
-                reducer.tracer.stop()
-            reducer.remove_hooks()
+        state = self.__dict__ if hasattr(self, "__dict__") else {}
+        if state.get("_tracer") is not None:
+            state["_tracer"].stop()
+        if state.get("reducer") is not None:
+            state["reducer"].remove_hooks()

@@ -12,23 +12,25 @@ The algorithm, in the order the code below follows it:
    autograd graph is walked from the outputs and the parameters it does not
    reach are remembered as unused.
 3. **Hook: a gradient is ready.** When a parameter's ``.grad`` was
-   accumulated, its hook copies the gradient, divided by the world size,
-   into the parameter's slot of its bucket (a comm hook gets it undivided)
-   and decrements the bucket's pending count. With shared memory (step 4)
-   the slot is in the staging copy and the gradient goes there undivided;
-   usually it is there already, because the Reducer offers each slot to the
-   op that computes the gradient (``minigrad.engine.set_grad_destination``). The first hook of
+   accumulated, its hook copies the gradient into the parameter's slot of
+   its bucket and decrements the bucket's pending count. The strategy of
+   step 4 owns the slots: with ``Iallreduce`` the gradient is divided by
+   the world size on the way in; a comm hook gets it undivided; with shared
+   memory the slot is in the staging copy and the gradient goes there
+   undivided (the reduction averages), and usually it is there already,
+   because the Reducer offers each slot to the op that computes the
+   gradient (``minigrad.engine.set_grad_destination``). The first hook of
    an iteration also queues the end-of-backward callback (step 6) and marks
    the unused parameters ready (their slots hold zeros).
 4. **Launch in bucket order.** A bucket whose count reached zero is ready.
    Ready buckets are launched, strictly in bucket-index order on every rank
-   (a bucket waits for all lower-index buckets), as an asynchronous
-   allreduce (sum) of the pre-divided buffer, or through the registered comm hook.
-   When every rank of the group is on one node (and no comm hook is set),
-   the hooks write into a staging copy in MPI shared memory instead, and
-   launching a bucket announces it there; the ranks then sum it slice by
-   slice straight from each other's memory (``shared_memory.py``), with
-   a fraction of ``Allreduce``'s copying.
+   (a bucket waits for all lower-index buckets). *How* a bucket is reduced
+   is the reduction strategy's business (``reduction_strategies.py``),
+   chosen once in the constructor: an asynchronous allreduce (sum) of the
+   pre-divided buffer (``IallreduceStrategy``); when every rank of the group
+   is on one node, a sum straight from each other's memory
+   (``SharedMemoryStrategy``, ``shared_memory.py``), with a fraction of
+   ``Allreduce``'s copying; or the registered comm hook (``CommHookStrategy``).
 5. **Progress.** MPI advances a nonblocking collective only inside MPI
    calls, so every hook also tests the in-flight reductions: communication
    moves forward while the backward pass computes (a shared-memory bucket
@@ -44,6 +46,10 @@ The algorithm, in the order the code below follows it:
 7. **Rebuild once.** After the first iteration, buckets are rebuilt in the
    order gradients actually arrived on rank 0 (broadcast, so every rank
    builds the same buckets).
+
+An observer (``observer.py``; ``trace.Tracer`` records a timeline) hears
+of each gradient, ready bucket, launch and the final wait; by default it
+is one that ignores them all.
 """
 
 from __future__ import annotations
@@ -53,12 +59,12 @@ import warnings
 
 from minigrad import backend, engine
 from minigrad.function import AccumulateGrad
+from minigrad.graph import walk
 from minigrad.tensor import Tensor
-from minigrad_dist.algorithms.ddp_comm_hooks import GradBucket
 from minigrad_dist.ddp.bucket import FIRST_BUCKET_CAP_BYTES, Bucket, assign_buckets
-from minigrad_dist.ddp.shared_memory import SharedBuckets, shared_memory_comm
-from minigrad_dist.debug import DebugLevel, get_debug_level
-from minigrad_dist.futures import Future
+from minigrad_dist.ddp.observer import ReducerObserver
+from minigrad_dist.ddp.reduction_strategies import CommHookStrategy, SharedMemoryStrategy, choose_strategy
+from minigrad_dist.ddp.trace import Tracer
 from minigrad_dist.process_group import ProcessGroup, ReduceOp
 
 
@@ -76,6 +82,20 @@ class Reducer:
             only once nothing outside the Reducer views it any more (the usual
             ``zero_grad()`` drops the views), so an earlier ``.grad`` that is
             still held is never overwritten.
+        first_bucket_cap_bytes: cap of the first bucket.
+        timeout: seconds any wait for the other ranks may take before raising
+            TimeoutError (None: wait forever).
+        observer: told of the algorithm's events (a ``trace.Tracer`` records a
+            timeline); None: a ``ReducerObserver``, which ignores them.
+
+    Attributes:
+        strategy: how a bucket is reduced (``reduction_strategies.py``), chosen
+            in the constructor; ``register_comm_hook`` replaces it.
+        observer: the ``ReducerObserver`` told of each step.
+        buckets: the ``Bucket`` list, in launch order.
+
+    Construction is collective over ``process_group`` (it picks the reduction
+    strategy and may allocate a shared-memory window).
     """
 
     def __init__(
@@ -87,6 +107,8 @@ class Reducer:
         find_unused_parameters: bool = False,
         gradient_as_bucket_view: bool = False,
         first_bucket_cap_bytes: int = FIRST_BUCKET_CAP_BYTES,
+        timeout: float | None = None,
+        observer: ReducerObserver | None = None,
     ):
         self.params = list(params)
         self.names = list(names)
@@ -96,23 +118,22 @@ class Reducer:
         self.first_bucket_cap_bytes = first_bucket_cap_bytes
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.timeout = timeout
+        self.observer = observer if observer is not None else ReducerObserver()
         self.comm_hook = None
         self.comm_hook_state = None
-        self.div_factor = process_group.size()
-        self.timeout = None
         self.broken = None
-        self.shared = None
-        self._round = 1  # reduction rounds so far + 1 (shared-memory flags count them)
-        on_cpu = all(backend.device_of(p.array) == "cpu" for p in self.params)
-        self._shared_comm = shared_memory_comm(process_group.comm, wanted=on_cpu)
-        reverse = list(reversed(range(len(self.params))))
-        self._build_buckets(reverse)
+        self.strategy = choose_strategy(process_group, self.params, timeout)
+        self._build_buckets(list(reversed(range(len(self.params)))))
         self._index_of = {id(p): i for i, p in enumerate(self.params)}
+        # Steps 3-5 for one gradient; the observer may wrap them once, here, instead of being asked per gradient.
+        self._take_gradient = self.observer.wrap_gradient_work(self._mark_ready, self.names)
         self._hook_handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self.params]
-        if self._shared_comm is not None:
-            # Step 3 without the copy: ops that can write a gradient straight into the staging copy do.
-            self._hook_handles += [engine.set_grad_destination(p, functools.partial(self._grad_destination, i))
-                                   for i, p in enumerate(self.params)]
+        self._destination_handles = []
+        if self.strategy.computes_in_slot:
+            # Step 3 without the copy: ops that can write a gradient straight into its slot do.
+            self._destination_handles = [engine.set_grad_destination(p, functools.partial(self._grad_destination, i))
+                                         for i, p in enumerate(self.params)]
         self._armed = False
         self._iteration_started = False
         self._unused = []
@@ -123,7 +144,25 @@ class Reducer:
         self._needs_rebuild = True
         self._warned_nothing_unused = False
         self.num_iterations = 0
-        self.tracer = None  # a trace.Tracer while a timeline is recorded
+
+    @property
+    def div_factor(self) -> int:
+        """The number of ranks gradients are averaged over (``join()`` may lower it for a while)."""
+        return self.strategy.div_factor
+
+    @div_factor.setter
+    def div_factor(self, value: int) -> None:
+        self.strategy.div_factor = value
+
+    @property
+    def shared(self):
+        """The shared-memory window (``SharedBuckets``) when buckets are reduced through it, else None."""
+        return self.strategy.shared if isinstance(self.strategy, SharedMemoryStrategy) else None
+
+    @property
+    def tracer(self):
+        """The observer when it records a timeline (a ``trace.Tracer``), else None."""
+        return self.observer if isinstance(self.observer, Tracer) else None
 
     # -- step 1: buckets --------------------------------------------------------------
 
@@ -134,13 +173,7 @@ class Reducer:
         for bucket in self.buckets:
             for slot, index in enumerate(bucket.param_indices):
                 self._location[index] = (bucket, slot)
-        if self._shared_comm is not None and self.comm_hook is None:
-            if self.shared is not None:
-                self.shared.free()
-            self.shared = SharedBuckets(self._shared_comm, self.buckets)
-            self._round = 1  # fresh flags: every rank rebuilds at the same point, so they agree
-            for bucket in self.buckets:
-                bucket.staging = self.shared.staging_view(bucket.index)
+        self.strategy.use_buckets(self.buckets)
 
     def bucket_order(self) -> list:
         """The parameter indices of each bucket (for inspection and tests)."""
@@ -165,8 +198,7 @@ class Reducer:
             bucket.reset()
             if not self.gradient_as_bucket_view and bucket.has_outside_views():
                 # Last iteration's .grad still views this buffer: reduce into a fresh one.
-                xp = backend.get_array_module(bucket.buffer)
-                bucket.buffer = xp.empty_like(bucket.buffer)
+                bucket.replace_buffer()
         self._next_bucket = 0
         self._marked = [False] * len(self.params)
         self._used = [False] * len(self.params)
@@ -175,20 +207,9 @@ class Reducer:
 
     def _find_unused(self, outputs) -> list:
         """Indices of parameters the autograd graph of ``outputs`` does not reach."""
-        reached = set()
-        seen = set()
-        stack = [t.grad_fn if t.grad_fn is not None else t._gradient_edge()[0]
+        roots = [t.grad_fn if t.grad_fn is not None else t._gradient_edge()[0]
                  for t in _tensors_in(outputs) if t.requires_grad]
-        while stack:
-            node = stack.pop()
-            if node in seen:
-                continue
-            seen.add(node)
-            if type(node) is AccumulateGrad:
-                reached.add(id(node.variable))
-            for edge in node.next_edges:
-                if edge is not None and edge[0] not in seen:
-                    stack.append(edge[0])
+        reached = {id(node.variable) for node in walk(roots) if type(node) is AccumulateGrad}
         unused = [i for i, p in enumerate(self.params) if id(p) not in reached]
         if not unused and not self._warned_nothing_unused:
             self._warned_nothing_unused = True
@@ -213,103 +234,42 @@ class Reducer:
         index = self._index_of[id(param)]
         if self._marked[index]:
             return  # a second accumulation in the same backward: the bucket already holds it
-        if self.tracer is None:
-            self._mark_ready(index, has_grad=True)
-            self._drive_progress()
-            return
-        start = self.tracer.now()
-        self._mark_ready(index, has_grad=True)
-        self._drive_progress()
-        self.tracer.span("hooks", f"hook {self.names[index]}", start, self.tracer.now(), param=self.names[index])
+        self._take_gradient(index)
 
-    def _mark_ready(self, index, has_grad) -> None:
+    def _mark_ready(self, index, has_grad=True) -> None:
         bucket, slot = self._location[index]
-        view = bucket.view(slot) if bucket.staging is None else self._staging_view(bucket, slot)
         if has_grad:
-            grad = self.params[index].grad.array
-            if bucket.staging is not None:
-                # The shared-memory reduction averages; the op may have written the gradient here already.
-                if not _same_memory(grad, view):
-                    view[...] = grad
-            elif self.comm_hook is None:
-                # Average on the way in: one pass instead of a copy plus a division of the bucket.
-                bucket.xp.divide(grad, self.div_factor, out=view)
-            else:
-                view[...] = grad  # comm hooks see the raw sum and average themselves
+            self.strategy.copy_gradient(bucket, slot, self.params[index].grad.array)
             self._used[index] = True
         else:
-            view[...] = 0
+            self.strategy.slot(bucket, slot)[...] = 0
         self._marked[index] = True
         if self._needs_rebuild:
             self._arrival_order.append(index)
         bucket.pending -= 1
         if bucket.pending == 0:
-            if self.tracer is not None:
-                self.tracer.instant("buckets", f"bucket {bucket.index} ready", bucket=bucket.index)
+            self.observer.bucket_ready(bucket)
             self._launch_ready_buckets()
+        # Step 5, progress: MPI advances a nonblocking collective only inside MPI calls.
+        self.strategy.progress(self.buckets[: self._next_bucket])
 
     def _grad_destination(self, index):
-        """Where parameter ``index``'s gradient may be computed: its slot in the staging copy, or None."""
+        """Where parameter ``index``'s gradient may be computed: its slot (not yet filled), or None."""
         if not self._armed or self._marked[index]:
             return None
         bucket, slot = self._location[index]
-        if bucket.staging is None:
-            return None
-        return self._staging_view(bucket, slot)
-
-    def _staging_view(self, bucket, slot):
-        if not bucket.staging_writable:
-            # The other ranks may still be copying this rank's previous result out of the staging copy.
-            self.shared.wait_until_writable(bucket.index, self._round, self.timeout)
-            bucket.staging_writable = True
-        return bucket.view(slot, bucket.staging)
+        return self.strategy.slot(bucket, slot)
 
     # -- step 4: launch in order -----------------------------------------------------------
 
     def _launch_ready_buckets(self) -> None:
         buckets = self.buckets
         while self._next_bucket < len(buckets) and buckets[self._next_bucket].pending == 0:
-            self._launch(buckets[self._next_bucket])
+            bucket = buckets[self._next_bucket]
+            self.observer.launching(bucket)
+            bucket.future = self.strategy.launch(bucket)
+            self.observer.launched(bucket)
             self._next_bucket += 1
-
-    def _launch(self, bucket) -> None:
-        if self.tracer is not None:
-            self._launch_traced(bucket)
-            return
-        if self.comm_hook is not None:
-            is_last = bucket.index == len(self.buckets) - 1
-            bucket.future = self.comm_hook(self.comm_hook_state, GradBucket(bucket, is_last))
-            return
-        if bucket.staging is not None:
-            if get_debug_level() is not DebugLevel.DETAIL:
-                bucket.future = _SharedReduction(self.shared, bucket, self._round, 1.0 / self.div_factor).future
-                return
-            # Debug mode checks every collective across ranks: reduce this bucket with one.
-            bucket.xp.divide(bucket.staging, self.div_factor, out=bucket.buffer)
-            self.shared.release_staging(bucket.index, self._round)
-        bucket.future = self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
-
-    def _launch_traced(self, bucket) -> None:
-        tracer = self.tracer
-        self.tracer = None
-        start = tracer.now()
-        try:
-            self._launch(bucket)
-        finally:
-            self.tracer = tracer
-        name = f"allreduce bucket {bucket.index}"
-        bucket.future.add_done_callback(
-            lambda _: tracer.span("allreduce", name, start, tracer.now(), bucket=bucket.index, bytes=bucket.nbytes)
-        )
-
-    # -- step 5: progress ---------------------------------------------------------------------
-
-    def _drive_progress(self) -> None:
-        # Shared-memory buckets advance independently, so each gets its turn; MPI completes
-        # collectives in order, so after an unfinished one later ones cannot be done either.
-        for bucket in self.buckets[: self._next_bucket]:
-            if not bucket.future.done() and bucket.staging is None:
-                return
 
     # -- step 6: finalize --------------------------------------------------------------------
 
@@ -318,15 +278,13 @@ class Reducer:
         self._iteration_started = False
         missing = self._missing_params()
         globally_used = self._agree(missing)
-        wait_start = self.tracer.now() if self.tracer is not None else None
+        self.observer.waiting()
         for bucket in self.buckets:
             result = bucket.future.wait(self.timeout)
             _copy_result(bucket, result)
-        if wait_start is not None:
-            self.tracer.span("finalize", "wait for allreduces", wait_start, self.tracer.now())
+        self.observer.waited()
         self._write_gradients(globally_used)
         self.num_iterations += 1
-        self._round += 1
         if self._needs_rebuild:
             self._rebuild_buckets()
 
@@ -367,10 +325,10 @@ class Reducer:
 
     def _write_gradients(self, globally_used) -> None:
         for bucket in self.buckets:
-            for slot, index in enumerate(bucket.param_indices):
+            for index, view in zip(bucket.param_indices, bucket.lend_views()):
                 if globally_used is not None and not globally_used[index]:
                     continue
-                self.params[index].grad = Tensor._make(bucket.view(slot), False, None, 0)
+                self.params[index].grad = Tensor._make(view, False, None, 0)
 
     # -- step 7: rebuild ------------------------------------------------------------------------
 
@@ -397,12 +355,9 @@ class Reducer:
         for bucket in self.buckets:
             bucket.reset()
             if not self.gradient_as_bucket_view:
-                bucket.buffer = backend.get_array_module(bucket.buffer).zeros_like(bucket.buffer)
-            else:
-                bucket.buffer[...] = 0
-            if bucket.staging is not None:
-                self._staging_view(bucket, 0)  # waits until the staging copy may be overwritten
-                bucket.staging[...] = 0
+                bucket.replace_buffer()
+            for slot in range(len(bucket.params)):
+                self.strategy.slot(bucket, slot)[...] = 0  # this rank contributes zeros
             bucket.pending = 0
         self._next_bucket = 0
         self._launch_ready_buckets()
@@ -411,7 +366,6 @@ class Reducer:
         self._agree([])
         for bucket in self.buckets:
             bucket.future.wait(self.timeout)
-        self._round += 1
         if self._needs_rebuild:
             self._rebuild_buckets()
 
@@ -425,7 +379,6 @@ class Reducer:
         self._launch_ready_buckets()
         for bucket in self.buckets:
             bucket.future.wait(self.timeout)
-        self._round += 1
 
     # -- control -------------------------------------------------------------------------------
 
@@ -439,8 +392,13 @@ class Reducer:
     def register_comm_hook(self, state, hook) -> None:
         """Use ``hook(state, GradBucket) -> Future`` to reduce buckets (once, before training).
 
+        Collective: replaces the reduction strategy on every rank (a
+        shared-memory window is freed). The hook gets the raw gradient sums and
+        must average them itself.
+
         Raises:
             RuntimeError: a hook is already registered or training already started.
+            TypeError: ``hook`` is not callable.
         """
         if self.comm_hook is not None:
             raise RuntimeError("register_comm_hook can only be called once")
@@ -450,56 +408,31 @@ class Reducer:
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         self.comm_hook = hook
         self.comm_hook_state = state
-        if self.shared is not None:  # comm hooks reduce bucket.buffer themselves
-            self.shared.free()
-            self.shared = None
-            for bucket in self.buckets:
-                bucket.staging = None
+        self._remove_destinations()
+        self.strategy.close()
+        self.strategy = CommHookStrategy(hook, state, self.strategy.div_factor)
+        self.strategy.use_buckets(self.buckets)
 
     def remove_hooks(self) -> None:
         """Unregister the per-parameter hooks (when the DDP wrapper is discarded)."""
         for handle in self._hook_handles:
             handle.remove()
         self._hook_handles = []
+        self._remove_destinations()
+
+    def _remove_destinations(self) -> None:
+        for handle in self._destination_handles:
+            handle.remove()
+        self._destination_handles = []
 
     def close(self) -> None:
-        """Remove the hooks and free the control communicator (collective: every rank calls it)."""
+        """Remove the hooks and free the strategy's and the control communicators (collective: every rank calls it)."""
         self.remove_hooks()
-        if self.shared is not None:
-            self.shared.free()
-            self.shared = None
-            for bucket in self.buckets:
-                bucket.staging = None
-        if self._shared_comm is not None:
-            self._shared_comm.Free()
-            self._shared_comm = None
+        if self.strategy is not None:
+            self.strategy.close()
         if self.control is not None:
             self.control.destroy()
             self.control = None
-
-
-class _SharedReduction:
-    """The Future of one bucket's shared-memory reduction into ``bucket.buffer``."""
-
-    def __init__(self, shared, bucket, iteration, scale):
-        self.shared, self.index, self.iteration, self.out = shared, bucket.index, iteration, bucket.buffer
-        self.scale = scale
-        shared.mark_ready(self.index, iteration)
-        self.future = Future(poll=self._poll, block=self._block)
-
-    def _poll(self) -> None:
-        if self.shared.advance(self.index, self.iteration, self.out, self.scale):
-            self.future.set_result(self.out)
-
-    def _block(self, timeout) -> None:
-        self.shared.wait(self.index, self.iteration, self.out, self.scale, timeout)
-        if not self.future.done():
-            self.future.set_result(self.out)
-
-
-def _same_memory(a, b) -> bool:
-    """Whether two arrays of one shape view the very same memory (an op wrote the gradient in place)."""
-    return a.shape == b.shape and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
 
 
 def _copy_result(bucket, result) -> None:

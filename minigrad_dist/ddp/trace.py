@@ -1,10 +1,11 @@
 """DDP timelines: what each rank did during backward, as a Chrome trace and a Gantt chart.
 
 Switch it on with ``DistributedDataParallel(model, trace=True)`` or the
-environment variable ``MINIGRAD_DDP_TRACE=1``; it is off by default and
-then costs nothing but a few ``is None`` tests per backward. Each rank
-records, with one clock (``time.perf_counter``, shared by processes on one
-machine), on these lanes:
+environment variable ``MINIGRAD_DDP_TRACE=1``. The ``Tracer`` is the
+Reducer's observer (``observer.py``): when tracing is off the Reducer's
+observer is the base class, which ignores every event and adds nothing to
+the gradient hooks. Each rank records, with one clock (``time.perf_counter``,
+shared by processes on one machine), on these lanes:
 
 * ``backward``: every graph node the autograd executor ran;
 * ``hooks``: every gradient hook (a parameter's gradient copied into its bucket);
@@ -28,20 +29,27 @@ import time
 from pathlib import Path
 
 from minigrad import engine
+from minigrad_dist.ddp.observer import ReducerObserver
 
 LANES = ("backward", "hooks", "buckets", "allreduce", "finalize")
 
 
-class Tracer:
-    """Collects one rank's timeline events (see the module docstring)."""
+class Tracer(ReducerObserver):
+    """Collects one rank's timeline events (see the module docstring).
+
+    Give it to the Reducer as its observer for the ``hooks``, ``buckets``,
+    ``allreduce`` and ``finalize`` lanes; ``start()`` adds the ``backward`` lane.
+    """
 
     def __init__(self, rank: int):
         self.rank = rank
         self.events = []
         self._observing = False
+        self._launch_start = None
+        self._wait_start = None
 
     def start(self) -> None:
-        """Begin recording backward nodes (hooks and buckets are recorded by the Reducer)."""
+        """Begin recording backward nodes (the Reducer's events come to this Tracer as its observer)."""
         if not self._observing:
             engine.add_node_observer(self._node_ran)
             self._observing = True
@@ -67,6 +75,41 @@ class Tracer:
     def now(self) -> float:
         """The tracer's clock."""
         return time.perf_counter()
+
+    # -- the Reducer's events (see observer.ReducerObserver) ----------------------------------
+
+    def wrap_gradient_work(self, work, names):
+        """``work`` timed: one ``hooks`` span per gradient the Reducer takes."""
+
+        def timed(index):
+            start = time.perf_counter()
+            work(index)
+            self.span("hooks", f"hook {names[index]}", start, time.perf_counter(), param=names[index])
+
+        return timed
+
+    def bucket_ready(self, bucket) -> None:
+        """A ``buckets`` instant."""
+        self.instant("buckets", f"bucket {bucket.index} ready", bucket=bucket.index)
+
+    def launching(self, bucket) -> None:
+        """Remember when ``bucket``'s reduction starts."""
+        self._launch_start = time.perf_counter()
+
+    def launched(self, bucket) -> None:
+        """An ``allreduce`` span from the launch to the moment a test or wait saw it complete."""
+        start, name, index, nbytes = self._launch_start, f"allreduce bucket {bucket.index}", bucket.index, bucket.nbytes
+        bucket.future.add_done_callback(
+            lambda _: self.span("allreduce", name, start, time.perf_counter(), bucket=index, bytes=nbytes)
+        )
+
+    def waiting(self) -> None:
+        """Remember when the end-of-backward wait starts."""
+        self._wait_start = time.perf_counter()
+
+    def waited(self) -> None:
+        """A ``finalize`` span for the end-of-backward wait."""
+        self.span("finalize", "wait for allreduces", self._wait_start, time.perf_counter())
 
 
 def chrome_trace(events_by_rank) -> dict:

@@ -1,0 +1,239 @@
+"""How a ready bucket is reduced across ranks: one small class per way, chosen once by the Reducer.
+
+The Reducer (``reducer.py``) runs the same algorithm whatever the strategy:
+it puts each gradient into its bucket, launches ready buckets in bucket
+order, keeps the in-flight reductions moving, and at the end of backward
+waits for each launched bucket's Future and copies its value into
+``bucket.buffer``. A strategy answers the questions that differ:
+
+* ``slot(bucket, position)``: where a member's gradient goes;
+* ``copy_gradient(bucket, position, grad)``: how it gets there (averaged on
+  the way in, or raw);
+* ``launch(bucket) -> Future``: how the bucket is reduced; the Future's value
+  is the averaged flat buffer;
+* ``progress(launched)``: how in-flight reductions are moved forward;
+* ``use_buckets(buckets)`` when the buckets are (re)built, ``close()`` at the end.
+
+The strategies:
+
+=========================  ==============================================================
+``IallreduceStrategy``     one nonblocking MPI allreduce (sum) of the pre-divided buffer
+``SharedMemoryStrategy``   every rank on one node: sums straight from each other's memory
+``CommHookStrategy``       a user's ``hook(state, GradBucket) -> Future`` (``register_comm_hook``)
+=========================  ==============================================================
+
+``choose_strategy`` picks between the first two when the Reducer is built;
+``register_comm_hook`` replaces it with the third.
+"""
+
+from __future__ import annotations
+
+from minigrad import backend
+from minigrad_dist.algorithms.ddp_comm_hooks import GradBucket
+from minigrad_dist.ddp.shared_memory import SharedBuckets, shared_memory_comm
+from minigrad_dist.debug import DebugLevel, get_debug_level
+from minigrad_dist.futures import Future
+from minigrad_dist.process_group import ProcessGroup, ReduceOp
+
+
+class ReductionStrategy:
+    """Base class: how the Reducer reduces one bucket (see the module docstring).
+
+    Attributes:
+        div_factor: the number of ranks gradients are averaged over (the
+            group's size; ``join()`` may lower it to the ranks still training).
+        computes_in_slot: whether an op may compute a gradient straight into
+            ``slot(...)`` (through ``minigrad.engine.set_grad_destination``):
+            True only where the slot holds the raw, undivided gradient.
+    """
+
+    computes_in_slot = False
+
+    def __init__(self, div_factor: int):
+        self.div_factor = div_factor
+
+    def use_buckets(self, buckets) -> None:
+        """The Reducer built (or rebuilt) its buckets: ``buckets``, in launch order."""
+
+    def slot(self, bucket, position: int):
+        """Where the gradient of ``bucket``'s member ``position`` goes: an array shaped like that parameter."""
+        return bucket.view(position)
+
+    def copy_gradient(self, bucket, position: int, grad) -> None:
+        """Put ``grad`` (an array shaped like member ``position``) into its slot."""
+        raise NotImplementedError
+
+    def launch(self, bucket) -> Future:
+        """Start reducing ``bucket`` (all its slots are filled); the Future's value is the averaged flat buffer."""
+        raise NotImplementedError
+
+    def progress(self, launched) -> None:
+        """Test the reductions of ``launched`` (the buckets launched so far, in order).
+
+        MPI moves a nonblocking collective forward only inside MPI calls, and
+        completes collectives in order, so testing stops at the first
+        unfinished one.
+        """
+        for bucket in launched:
+            if not bucket.future.done():
+                return
+
+    def close(self) -> None:
+        """Release what the strategy holds (collective where it holds communicators or windows)."""
+
+
+class IallreduceStrategy(ReductionStrategy):
+    """Average a bucket with one nonblocking allreduce (sum) of its buffer, divided on the way in.
+
+    Args:
+        group: the process group gradients are averaged over.
+    """
+
+    def __init__(self, group: ProcessGroup):
+        super().__init__(group.size())
+        self.group = group
+
+    def copy_gradient(self, bucket, position: int, grad) -> None:
+        """Divide ``grad`` by ``div_factor`` into its slot: one pass instead of a copy, then a division."""
+        bucket.xp.divide(grad, self.div_factor, out=bucket.view(position))
+
+    def launch(self, bucket) -> Future:
+        """``Iallreduce`` (sum) of ``bucket.buffer`` in place."""
+        return self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
+
+
+class CommHookStrategy(ReductionStrategy):
+    """Reduce a bucket with ``hook(state, GradBucket) -> Future``; the hook sees raw sums and averages itself.
+
+    Args:
+        hook: the comm hook (see ``minigrad_dist.algorithms.ddp_comm_hooks``).
+        state: its first argument (a process group, a PowerSGD state, ...).
+        div_factor: kept for ``join()``; the hook decides how it averages.
+    """
+
+    def __init__(self, hook, state, div_factor: int):
+        super().__init__(div_factor)
+        self.hook = hook
+        self.state = state
+        self._last_index = 0
+
+    def use_buckets(self, buckets) -> None:
+        """Remember which bucket is the last (``GradBucket.is_last``)."""
+        self._last_index = len(buckets) - 1
+
+    def copy_gradient(self, bucket, position: int, grad) -> None:
+        """Copy ``grad`` into its slot unchanged."""
+        bucket.view(position)[...] = grad
+
+    def launch(self, bucket) -> Future:
+        """Call the hook on the bucket."""
+        return self.hook(self.state, GradBucket(bucket, bucket.index == self._last_index))
+
+
+class SharedMemoryStrategy(ReductionStrategy):
+    """Every rank on one node: reduce each bucket straight from the other ranks' memory (``shared_memory.py``).
+
+    Each bucket gets a staging copy in an MPI shared-memory window
+    (``bucket.staging``); the slots are there, hold raw gradients (often
+    computed right there by the op), and a bucket's reduction sums the
+    staging copies slice by slice, averages, and gathers the result into
+    ``bucket.buffer``. Flags in the window count each bucket's rounds.
+
+    Args:
+        group: the process group gradients are averaged over.
+        node_comm: ``shared_memory_comm(group.comm)`` (freed by ``close()``).
+        timeout: seconds a wait for the other ranks may take (None: forever).
+    """
+
+    computes_in_slot = True
+
+    def __init__(self, group: ProcessGroup, node_comm, timeout: float | None):
+        super().__init__(group.size())
+        self.group = group
+        self.node_comm = node_comm
+        self.timeout = timeout
+        self.shared = None
+        self._buckets = []
+        self._rounds = []  # per bucket: reductions launched since the window was made
+        self._writable = []  # per bucket: every rank has copied the last result out of this rank's staging copy
+
+    def use_buckets(self, buckets) -> None:
+        """A fresh window for these buckets (collective: every rank rebuilds at the same point)."""
+        if self.shared is not None:
+            self.shared.free()
+        self.shared = SharedBuckets(self.node_comm, buckets)
+        self._buckets = list(buckets)
+        for bucket in buckets:
+            bucket.staging = self.shared.staging_view(bucket.index)
+        self._rounds = [0] * len(buckets)
+        self._writable = [False] * len(buckets)
+
+    def slot(self, bucket, position: int):
+        """The member's region of this rank's staging copy; first waits until the copy may be overwritten.
+
+        Raises:
+            TimeoutError: another rank did not finish the previous reduction within ``timeout``.
+        """
+        index = bucket.index
+        if not self._writable[index]:
+            # The other ranks may still be copying this rank's previous result out of the staging copy.
+            self.shared.wait_until_writable(index, self._rounds[index] + 1, self.timeout)
+            self._writable[index] = True
+        return bucket.view(position, bucket.staging)
+
+    def copy_gradient(self, bucket, position: int, grad) -> None:
+        """Copy ``grad`` into its slot unchanged, unless the op computed it there already."""
+        view = self.slot(bucket, position)
+        if not _same_memory(grad, view):
+            view[...] = grad
+
+    def launch(self, bucket) -> Future:
+        """Announce the staging copy ready; the Future advances the shared-memory reduction when tested.
+
+        In debug mode ``DETAIL`` every collective is checked across ranks, so
+        the bucket is averaged into ``bucket.buffer`` and reduced with one
+        allreduce instead. Waiting for the Future raises TimeoutError when
+        some rank does not reach this bucket in time.
+        """
+        self._rounds[bucket.index] += 1
+        self._writable[bucket.index] = False
+        current = self._rounds[bucket.index]
+        if get_debug_level() is not DebugLevel.DETAIL:
+            return self.shared.start_reduction(bucket.index, current, bucket.buffer, 1.0 / self.div_factor)
+        bucket.xp.divide(bucket.staging, self.div_factor, out=bucket.buffer)
+        self.shared.release_staging(bucket.index, current)
+        return self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
+
+    def progress(self, launched) -> None:
+        """Test every launched bucket: shared-memory buckets advance independently of each other."""
+        for bucket in launched:
+            bucket.future.done()
+
+    def close(self) -> None:
+        """Free the window and the node communicator (collective), and detach the staging copies."""
+        if self.shared is not None:
+            for bucket in self._buckets:
+                bucket.staging = None
+            self.shared.free()
+            self.shared = None
+        if self.node_comm is not None:
+            self.node_comm.Free()
+            self.node_comm = None
+
+
+def choose_strategy(group: ProcessGroup, params, timeout: float | None) -> ReductionStrategy:
+    """The default strategy: shared memory when every rank of ``group`` is on this node, else ``Iallreduce``.
+
+    Collective over ``group``. Shared memory also needs every parameter on the
+    CPU on every rank, and can be turned off with ``MINIGRAD_DDP_SHM=0``.
+    """
+    on_cpu = all(backend.device_of(p.array) == "cpu" for p in params)
+    node_comm = shared_memory_comm(group.comm, wanted=on_cpu)
+    if node_comm is None:
+        return IallreduceStrategy(group)
+    return SharedMemoryStrategy(group, node_comm, timeout)
+
+
+def _same_memory(a, b) -> bool:
+    """Whether two arrays of one shape view the very same memory (an op wrote the gradient in place)."""
+    return a.shape == b.shape and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
