@@ -179,6 +179,7 @@ class _UserFunctionNode(FunctionNode, FunctionCtx):
     """The graph node of one application of a user ``Function``; also its ``ctx``."""
 
     function = None
+    fresh_gradients = False  # its backward may return tensors it keeps (ctx.saved_tensors): leaves copy them
 
     def name(self) -> str:
         return self.function.__name__ + "Backward"

@@ -2,11 +2,12 @@
 
 One ``GraphTask`` is one backward pass:
 
-1. **Count dependencies.** An iterative walk from the root nodes counts, for
-   every reachable node, how many edges of reachable nodes point at it: that
-   is how many gradients it must wait for.
-2. **Seed the roots.** Each root receives its initial gradient; a node whose
-   count is zero is pushed on the ready queue.
+1. **Count dependencies.** A walk from the root nodes (``graph.walk``)
+   counts, for every reachable node, how many edges of reachable nodes point
+   at it: that is how many gradients it must wait for.
+2. **Seed the roots.** Each root receives its initial gradient
+   (``GraphTask.seed``); a node whose count is zero is pushed on the ready
+   queue.
 3. **Drain the ready queue.** Pop the ready node with the highest priority
    (accumulate-grad nodes first, then op nodes newest first, as PyTorch
    does), run the tensor hooks on its gradients, run its backward, free what
@@ -18,10 +19,23 @@ One ``GraphTask`` is one backward pass:
 4. **Finish.** Run the callbacks queued during the pass (``queue_callback``),
    in order, including callbacks queued by callbacks.
 
-The distributed autograd engine uses the same class: it builds a task with
-extra root nodes (send nodes), feeds gradients as they arrive over RPC
-(``feed``), accumulates leaf gradients into a per-context map, and asks
-for nodes that never became ready (``unready_nodes``).
+A leaf keeps the memory of its first gradient without a copy only when no
+one else holds it (``GraphTask.owned``): a sum the executor made, or a new
+array a built-in op's backward made for that input alone. Anything else (the
+caller's seed, a gradient passed through unchanged or as a view, one a user
+``Function`` returned) is copied, so ``.grad`` never aliases another tensor.
+
+Distributed autograd (``minigrad_dist.autograd.engine``) drives the same
+class: one task per worker and backward pass, whose roots are the loss
+nodes and the context's send nodes. It delivers gradients that arrive over
+RPC with ``seed`` and runs them with ``run_ready``, accumulates leaf
+gradients into the context's map (``grad_map``), asks ``partial_nodes`` which
+nodes got only part of their gradients (FAST mode's failure case), and calls
+``finish``. Its recv nodes find their backward pass through the context and
+``current_task``.
+
+Gradient destinations (``set_grad_destination``, for DDP) live in
+``minigrad.destinations``; the executor's part is one call there.
 """
 
 from __future__ import annotations
@@ -29,12 +43,25 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+from collections import defaultdict
 
+import numpy as np
+
+from minigrad import destinations
 from minigrad.anomaly import _mode as _anomaly
 from minigrad.anomaly import check_gradients
+from minigrad.destinations import set_grad_destination
 from minigrad.function import AccumulateGrad, add_gradients
 from minigrad.grad_mode import _state as _grad_state
+from minigrad.graph import walk
 from minigrad.tensor import Tensor
+
+__all__ = [
+    "GraphTask", "run_backward", "queue_callback", "current_task", "set_grad_destination",
+    "add_node_observer", "remove_node_observer",
+]
+
+_ndarray = np.ndarray
 
 
 class _TaskStack(threading.local):
@@ -51,7 +78,8 @@ _observers = []
 def add_node_observer(observer) -> None:
     """Call ``observer(node, start, end)`` (``time.perf_counter`` seconds) after each node runs.
 
-    For timelines (DDP tracing). Costs nothing while no observer is registered.
+    For timelines (DDP tracing). While no observer is registered the
+    executor's loop does not read the clock.
     """
     _observers.append(observer)
 
@@ -62,37 +90,6 @@ def remove_node_observer(observer) -> None:
         _observers.remove(observer)
 
 
-# leaf Tensor -> provider() returning an array for its gradient, or None (see set_grad_destination)
-_grad_destinations = {}
-
-
-class _DestinationHandle:
-    def __init__(self, leaf):
-        self._leaf = leaf
-
-    def remove(self) -> None:
-        """Stop offering the destination (no error if it is gone already)."""
-        _grad_destinations.pop(self._leaf, None)
-
-
-def set_grad_destination(leaf, provider):
-    """Let the op that computes ``leaf``'s gradient write it straight into ``provider()``.
-
-    Before a node whose backward produces the gradient of ``leaf`` runs, the
-    executor calls ``provider()`` when that gradient will become ``leaf.grad``
-    as it is: ``leaf.grad`` is None, the leaf has no tensor hooks, this is its
-    only gradient in the pass, and no graph is being built for higher-order
-    gradients. ``provider`` returns an array shaped like ``leaf`` (or None for
-    no offer); ops that support it (``Linear``) then compute the gradient into
-    it, and ``leaf.grad`` ends up viewing that memory. This is how DDP has
-    gradients land in its buckets without a copy. Other ops ignore the offer.
-
-    Returns a handle whose ``remove()`` withdraws the offer.
-    """
-    _grad_destinations[leaf] = provider
-    return _DestinationHandle(leaf)
-
-
 def queue_callback(callback) -> None:
     """Run ``callback()`` once the backward pass that is running now finishes.
 
@@ -101,9 +98,16 @@ def queue_callback(callback) -> None:
     Raises:
         RuntimeError: no backward pass is running in this thread.
     """
-    if not _current.tasks:
+    task = current_task()
+    if task is None:
         raise RuntimeError("queue_callback can only be called during a backward pass (from a hook)")
-    _current.tasks[-1].callbacks.append(callback)
+    task.callbacks.append(callback)
+
+
+def current_task():
+    """The ``GraphTask`` whose nodes (or final callbacks) this thread is running now, the innermost one; or None."""
+    tasks = _current.tasks
+    return tasks[-1] if tasks else None
 
 
 class GraphTask:
@@ -121,9 +125,17 @@ class GraphTask:
             arriving for each key is stored there instead of being
             accumulated, and only nodes leading to a key are run
             (``autograd.grad``).
+
+    Attributes:
+        dependencies: ``{node: count}``, how many gradients each reachable
+            node still waits for (step 1, counted down as they arrive).
+        owned: the accumulate-grad nodes whose pending gradient is memory
+            this pass made and nobody else holds; their leaf stores it as it
+            is instead of a copy.
     """
 
     def __init__(self, roots, *, retain_graph=False, create_graph=False, grad_map=None, capture=None):
+        self.roots = list(roots)
         self.retain_graph = retain_graph
         self.create_graph = create_graph
         self.grad_map = grad_map
@@ -131,15 +143,42 @@ class GraphTask:
         self.callbacks = []
         self.buffers = {}
         self.ready = []
-        self.dependencies = _count_dependencies(roots)
-        self.needed = _nodes_leading_to(roots, capture) if capture is not None else None
-        self.offered = None  # id -> array written into a gradient destination (stored, never copied)
+        self.owned = set()
+        self.dependencies = _count_dependencies(self.roots)
+        self.needed = _nodes_leading_to(self.roots, capture) if capture is not None else None
+        self.offers_destinations = (
+            destinations.DestinationHandle.live > 0 and not create_graph and grad_map is None and capture is None
+        )
+        self._expected = None  # the counts of step 1, recounted when partial_nodes() first needs them
+
+    # -- the interface of a pass (local and distributed) --------------------
+
+    def seed(self, seeds) -> None:
+        """Deliver gradients from outside the graph and queue the nodes that become ready.
+
+        Args:
+            seeds: ``(node, output_nr, grad)`` triples: the gradient of output
+                ``output_nr`` of ``node``, given by the caller of ``backward``
+                or received from another worker. ``grad`` may be None: nothing
+                is delivered, but ``node`` is queued all the same when it
+                waits for nothing else (a send node whose receiver got no
+                gradient still runs, to release what it waits on).
+
+        Each node whose dependency count is zero is queued once; ``run_ready``
+        runs them.
+        """
+        dependencies = self.dependencies
+        queued = set()
+        for node, output_nr, grad in seeds:
+            if grad is not None:
+                self._add_to_buffer(node, output_nr, grad)
+            if dependencies.get(node, 0) == 0 and node not in queued:
+                queued.add(node)
+                heapq.heappush(self.ready, (node.priority, node))
 
     def feed(self, node, grad, output_nr=0) -> None:
         """Deliver ``grad`` for output ``output_nr`` of ``node`` and run all that becomes ready."""
-        self._add_to_buffer(node, output_nr, grad)
-        if self.dependencies.get(node, 0) == 0:
-            heapq.heappush(self.ready, (node.priority, node))
+        self.seed([(node, output_nr, grad)])
         self.run_ready()
 
     def run_ready(self) -> None:
@@ -181,15 +220,23 @@ class GraphTask:
         """Nodes that are still waiting for gradients (their count never reached zero)."""
         return [node for node, count in self.dependencies.items() if count > 0]
 
-    # -- internals ---------------------------------------------------------
+    def partial_nodes(self) -> list:
+        """``[(node, received, expected)]`` for the nodes that got some, but not all, of their gradients.
 
-    def _add_to_buffer(self, node, output_nr, grad):
-        buffers = self.buffers
-        slots = buffers.get(node)
-        if slots is None:
-            slots = buffers[node] = [None] * node.num_outputs
-        old = slots[output_nr]
-        slots[output_nr] = grad if old is None else add_gradients(old, grad, self.create_graph)
+        Empty after a pass that ran to its end. Distributed autograd's FAST
+        mode reports these nodes when the result of an RPC never reached the
+        roots: they waited for a gradient that never came.
+        """
+        if self._expected is None:
+            self._expected = _count_dependencies(self.roots)
+        expected = self._expected
+        return [
+            (node, expected[node] - count, expected[node])
+            for node, count in self.dependencies.items()
+            if 0 < count < expected[node]
+        ]
+
+    # -- step 3 ----------------------------------------------------------------
 
     def _run_node(self, node):
         grads = self.buffers.pop(node, None)
@@ -199,8 +246,9 @@ class GraphTask:
             self._capture(node, grads)
         if type(node) is AccumulateGrad:
             if grads is not None and grads[0] is not None and self.capture is None:
-                offered = self.offered is not None and self.offered.pop(id(grads[0].array), None) is not None
-                node.accumulate(grads[0], self.create_graph, self.grad_map, keep=offered)
+                keep = node in self.owned
+                self.owned.discard(node)  # a gradient arriving later (fed again) is judged afresh
+                node.accumulate(grads[0], self.create_graph, self.grad_map, keep=keep)
             return
         edges = node.next_edges
         if (grads is None and not node.runs_without_gradient) or (
@@ -220,54 +268,44 @@ class GraphTask:
                 continue
             target = edge[0]
             if grad is not None:
-                slots = buffers.get(target)
-                if slots is None and target.num_outputs == 1:
-                    buffers[target] = [grad]
-                else:
+                if target in buffers or target.num_outputs > 1:
                     self._add_to_buffer(target, edge[1], grad)
+                else:
+                    buffers[target] = [grad]
+                    if type(target) is AccumulateGrad and _made_for(grad, node, grads, input_grads):
+                        self.owned.add(target)
             count = dependencies[target] - 1
             dependencies[target] = count
             if count == 0:
                 heapq.heappush(self.ready, (target.priority, target))
 
+    def _add_to_buffer(self, node, output_nr, grad):
+        buffers = self.buffers
+        slots = buffers.get(node)
+        if slots is None:
+            slots = buffers[node] = [None] * node.num_outputs
+        old = slots[output_nr]
+        if old is None:
+            slots[output_nr] = grad
+            return
+        slots[output_nr] = add_gradients(old, grad, self.create_graph)
+        if type(node) is AccumulateGrad:
+            self.owned.add(node)  # the sum is new memory
+
     def _call_backward(self, node, grads):
         if node.num_outputs > 1 and any(g is None for g in grads):
             grads = _materialize_missing(node, grads)
-        offers = self._destinations_for(node) if _grad_destinations and not self.create_graph else None
-        if offers is not None:
-            node._grad_destinations = offers
-            self.offered = self.offered or {}
-            self.offered.update((id(array), array) for array in offers.values())
         try:
-            result = node.run_backward(grads, self.create_graph)
+            if self.offers_destinations:
+                result = destinations.run_backward(node, grads, self)
+            else:
+                result = node.run_backward(grads, self.create_graph)
         except Exception as error:
             error.add_note(f"(raised in the backward of {node.name()})")
             raise
-        finally:
-            if offers is not None:
-                node._grad_destinations = None
         if _anomaly.enabled:
             check_gradients(node, result)
         return result
-
-    def _destinations_for(self, node):
-        """``{input index: array}`` offered for leaf gradients this node computes (see set_grad_destination)."""
-        if self.grad_map is not None or self.capture is not None:
-            return None
-        offers = None
-        for i, edge in enumerate(node.next_edges):
-            target = None if edge is None else edge[0]
-            if type(target) is not AccumulateGrad or self.dependencies.get(target) != 1 or target in self.buffers:
-                continue
-            leaf = target.variable
-            provider = None if leaf is None else _grad_destinations.get(leaf)
-            if provider is None or leaf.grad is not None or leaf._hooks:
-                continue
-            array = provider()
-            if array is not None:
-                offers = offers or {}
-                offers[i] = array
-        return offers
 
     def _capture(self, node, grads):
         """Store the gradients arriving for captured ``(node, output_nr)`` keys."""
@@ -278,6 +316,21 @@ class GraphTask:
                 old = capture[key]
                 grad = grads[output_nr]
                 capture[key] = grad if old is None else add_gradients(old, grad, self.create_graph)
+
+
+def _made_for(grad, node, received, returned) -> bool:
+    """Whether ``grad``, one of the gradients ``node``'s backward ``returned``, is new memory for that input alone.
+
+    True for a writable NumPy array that is not a view, made by a backward
+    that promises fresh memory (``Node.fresh_gradients``): not one of the
+    gradients it ``received`` passed through, and not returned for two inputs.
+    """
+    data = grad.array
+    if not node.fresh_gradients or type(data) is not _ndarray or data.base is not None or not data.flags.writeable:
+        return False
+    if received is not None and any(g is not None and g.array is data for g in received):
+        return False
+    return sum(g is not None and g.array is data for g in returned) == 1
 
 
 def _run_pre_hooks(node, grads):
@@ -299,44 +352,31 @@ def _materialize_missing(node, grads):
 
 
 def _count_dependencies(roots) -> dict:
-    """For each node reachable from ``roots``: how many reachable edges point at it."""
-    dependencies = {}
-    seen = set(roots)
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
+    """For each node reachable from ``roots``: how many reachable edges point at it (roots included, at 0 or more)."""
+    dependencies = dict.fromkeys(roots, 0)
+    for node in walk(roots):
         for edge in node.next_edges:
-            if edge is None:
-                continue
-            target = edge[0]
-            dependencies[target] = dependencies.get(target, 0) + 1
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    for root in roots:
-        dependencies.setdefault(root, 0)
+            if edge is not None:
+                target = edge[0]
+                dependencies[target] = dependencies.get(target, 0) + 1
     return dependencies
 
 
 def _nodes_leading_to(roots, capture) -> set:
-    """The nodes from which some captured node can be reached (iterative post-order)."""
-    targets = {node for node, _ in capture}
-    needed = set()
-    done = set()
-    stack = [(root, False) for root in roots]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            if node in targets or any(e is not None and e[0] in needed for e in node.next_edges):
-                needed.add(node)
-            continue
-        if node in done:
-            continue
-        done.add(node)
-        stack.append((node, True))
+    """The nodes reachable from ``roots`` from which some captured node can be reached."""
+    consumers = defaultdict(list)  # node -> the reachable nodes with an edge to it
+    for node in walk(roots):
         for edge in node.next_edges:
-            if edge is not None and edge[0] not in done:
-                stack.append((edge[0], False))
+            if edge is not None:
+                consumers[edge[0]].append(node)
+    reachable = set(consumers).union(roots)
+    needed = set()
+    stack = [node for node, _ in capture if node in reachable]
+    while stack:  # backwards along the edges, from the captured nodes
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(consumers.get(node, ()))
     return needed
 
 
@@ -355,11 +395,7 @@ def run_backward(roots, grads, *, retain_graph=False, create_graph=False, grad_m
     task = GraphTask(
         nodes, retain_graph=retain_graph, create_graph=create_graph, grad_map=grad_map, capture=capture
     )
-    for (node, output_nr), grad in zip(roots, grads):
-        task._add_to_buffer(node, output_nr, grad)
-    for node in nodes:
-        if task.dependencies[node] == 0:
-            heapq.heappush(task.ready, (node.priority, node))
+    task.seed((node, output_nr, grad) for (node, output_nr), grad in zip(roots, grads))
     task.run_ready()
     task.finish()
     return task

@@ -34,7 +34,6 @@ backward itself is recorded).
 from __future__ import annotations
 
 import itertools
-import sys
 
 import numpy as np
 
@@ -76,6 +75,9 @@ class Node:
     num_outputs = 1
     # True for nodes that must run even when no gradient reached them (distributed recv nodes).
     runs_without_gradient = False
+    # True when run_backward returns only gradients in memory it just made, or (views of) the gradients it
+    # received: the executor then hands a new array to a leaf without a copy (see GraphTask.owned).
+    fresh_gradients = False
 
     def name(self) -> str:
         """The node's display name, like PyTorch's (``MulBackward``)."""
@@ -120,7 +122,8 @@ class FunctionNode(Node):
     _saved_inputs = None
     _saved_outputs = None
     _released = False
-    _grad_destinations = None  # set by the executor around backward (engine.set_grad_destination)
+    _grad_destinations = None  # {input index: array} around a backward (minigrad.destinations.run_backward)
+    fresh_gradients = True  # every built-in op's backward; a user Function's may return tensors it keeps
 
     def forward(self, *arrays):
         """Compute the outputs (arrays) from the input arrays."""
@@ -271,10 +274,11 @@ class FunctionNode(Node):
             self._output_counters[output_nr] = (views.counter_of(tensor), views.version_of(tensor))
 
     def grad_destination(self, index: int, shape, dtype):
-        """An array offered for input ``index``'s gradient (``engine.set_grad_destination``), or None.
+        """An array offered for input ``index``'s gradient (``minigrad.destinations``), or None.
 
         Only an offer of exactly ``shape`` and ``dtype`` is returned; a backward
-        that gets one may compute the gradient into it (``out=``) and return it.
+        that gets one may compute the gradient into it (``out=``) and return it
+        (``destinations.matmul_into`` and ``sum_into`` do).
         """
         offers = self._grad_destinations
         if offers is None:
@@ -350,14 +354,19 @@ class AccumulateGrad(Node):
     gradient, then it is accumulated (into ``.grad``, or into the caller's
     gradient map when the executor was given one), then the leaf's
     post-accumulate-grad hooks run with the leaf as argument.
+
+    Attributes:
+        destination: ``provider() -> array or None`` offering memory for the
+            leaf's gradient, or None (``minigrad.destinations``).
     """
 
-    __slots__ = ("_variable",)
+    __slots__ = ("_variable", "destination")
 
     def __init__(self, variable):
         # A strong reference, as in PyTorch: a leaf that only the graph still uses (made inside a
         # function that returns just the loss) lives until the backward, so its hooks run.
         self._variable = variable
+        self.destination = None
         self.next_edges = ()
         self.priority = _ACCUMULATE_PRIORITY - next(_sequence)
         self._pre_hooks = None
@@ -376,25 +385,33 @@ class AccumulateGrad(Node):
     def accumulate(self, grad, create_graph, grad_map=None, keep=False) -> None:
         """Run the leaf's hooks and add ``grad`` to its ``.grad`` (or to ``grad_map``).
 
-        ``keep``: ``grad`` was computed into a destination offered for this leaf
-        (``engine.set_grad_destination``): store it as it is, never a copy.
+        The first gradient is stored as it is when ``keep`` is true: the
+        caller hands its memory over (the executor made it and nobody else
+        holds it, or an op computed it into a destination offered for this
+        leaf). Otherwise ``.grad`` gets a copy, so that it never shares memory
+        with the caller's tensors or with another leaf's gradient. The leaf's
+        tensor hooks may keep the gradient they see, so after any hook it is
+        copied too. With ``create_graph`` the (recorded) gradient is stored as
+        it is; later gradients are summed out of place.
         """
         var = self._variable
         if var._hooks:
+            keep = False
             for hook in var._hooks:
                 new = hook(grad)
                 if new is not None:
                     grad = new
+        keep = keep or create_graph
         if grad_map is not None:
             old = grad_map.get(var)
             if old is None:
-                grad_map[var] = grad if create_graph else _owned(grad)
+                grad_map[var] = grad if keep else _copy(grad)
             else:
                 grad_map[var] = add_gradients(old, grad, create_graph)
             return
         old = var._grad
         if old is None:
-            var._grad = grad if create_graph or keep else _owned(grad)
+            var._grad = grad if keep else _copy(grad)
         else:
             var._grad = add_gradients(old, grad, create_graph)
         if var._post_accumulate_hooks:
@@ -402,31 +419,9 @@ class AccumulateGrad(Node):
                 hook(var)
 
 
-# References to a gradient that nobody else holds, counted inside _owned: for the
-# Tensor, the executor's buffer, accumulate's argument, _owned's argument and
-# getrefcount's; for its array, the Tensor's slot, _owned's local and getrefcount's.
-_SOLE_TENSOR_REFS = 4
-_SOLE_ARRAY_REFS = 3
-
-
-def _owned(grad):
-    """A gradient whose memory the leaf owns alone.
-
-    The incoming array may be shared (``a + b`` hands both inputs the same
-    Tensor; a hook or ``retain_grad`` may keep it; the caller of ``backward``
-    holds the seed) or be a read-only broadcast view; then it is copied.
-    Otherwise, like PyTorch, it is taken over without a copy.
-    """
-    data = grad.array
-    if (
-        type(data) is _ndarray
-        and data.base is None
-        and data.flags.writeable
-        and sys.getrefcount(grad) <= _SOLE_TENSOR_REFS
-        and sys.getrefcount(data) <= _SOLE_ARRAY_REFS
-    ):
-        return Tensor._make(data, False, None, 0)
-    return Tensor._make(data.copy(), False, None, 0)
+def _copy(grad):
+    """``grad`` in memory of its own (writable, not a view)."""
+    return Tensor._make(grad.array.copy(), False, None, 0)
 
 
 def add_gradients(a, b, create_graph):

@@ -8,7 +8,7 @@ send and recv nodes) points at the nodes that produced its inputs through
 from __future__ import annotations
 
 
-def walk(roots):
+def walk(roots, skip=None):
     """Yield every node reachable from ``roots`` along ``next_edges``, each exactly once.
 
     The order is depth-first and unspecified beyond "each node once"; the
@@ -17,6 +17,10 @@ def walk(roots):
 
     Args:
         roots: an iterable of graph nodes (None entries are skipped).
+        skip: optional ``skip(node) -> bool``; a node for which it is true is
+            neither yielded nor walked past (its inputs are reached only
+            through other nodes). In-place ops use it to stop at history
+            older than the write.
 
     Yields:
         graph nodes, the roots included.
@@ -28,6 +32,8 @@ def walk(roots):
         if node in seen:
             continue
         seen.add(node)
+        if skip is not None and skip(node):
+            continue
         yield node
         for edge in node.next_edges:
             if edge is not None and edge[0] not in seen:

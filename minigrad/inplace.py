@@ -38,6 +38,7 @@ from minigrad import backend, views
 from minigrad.function import FunctionNode
 from minigrad.function import _sequence as _node_sequence
 from minigrad.grad_mode import _state as _grad_state
+from minigrad.graph import walk
 from minigrad.tensor import Tensor
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -140,15 +141,14 @@ def _new_value(tensor, old, compute, fn) -> Tensor:
 
 def _saves(new, old, first) -> bool:
     """Whether a node recorded after sequence number ``first`` on the way to ``new`` saved ``old``."""
-    stack = [new.grad_fn]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, FunctionNode) or -node.priority <= first:
-            continue
+
+    def older(node):  # inputs are recorded before the ops using them: nothing past such a node is newer
+        return not isinstance(node, FunctionNode) or -node.priority <= first
+
+    for node in walk([new.grad_fn], skip=older):
         saved = node._saved_inputs
         if saved is not None and any(x is old for x in saved):
             return True
-        stack.extend(edge[0] for edge in node.next_edges if edge is not None)
     return False
 
 

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from minigrad import backend
+from minigrad.destinations import matmul_into, sum_into
 from minigrad.function import FunctionNode
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.ops._util import shape_of, unbroadcast
@@ -53,28 +54,20 @@ class Linear(FunctionNode):
         return out
 
     def backward(self, g):
+        # With the leading dimensions of g and x flattened (g2, x2): grad_w = g2^T x2, grad_b = sum of g2's rows.
+        # matmul_into / sum_into write them into memory offered for them, if any (minigrad.destinations).
         x, weight = self.saved_inputs
         need_x, need_w, need_b = self.needs_input_grad
+        g2 = _as_matrix(g)
         grad_x = g @ weight if need_x else None
-        grad_w = grad_b = None
-        if need_w or need_b:
-            g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
-            if need_w:
-                x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-                out = self.grad_destination(1, (g2.shape[1], x2.shape[1]), self.xp.result_type(g2.dtype, x2.dtype))
-                if out is None:
-                    grad_w = g2.mT @ x2
-                else:  # offered only without create_graph: no graph to record
-                    self.xp.matmul(g2.array.mT, x2.array, out=out)
-                    grad_w = _constant(out)
-            if need_b:
-                out = self.grad_destination(2, (g2.shape[1],), g2.dtype)
-                if out is None:
-                    grad_b = g2.sum(0)
-                else:
-                    g2.array.sum(0, out=out)
-                    grad_b = _constant(out)
+        grad_w = matmul_into(self, 1, g2.mT, _as_matrix(x)) if need_w else None
+        grad_b = sum_into(self, 2, g2) if need_b else None
         return grad_x, grad_w, grad_b
+
+
+def _as_matrix(t):
+    """``t`` with its leading dimensions flattened: shape (..., n) -> (prod(...), n)."""
+    return t if t.ndim == 2 else t.reshape(-1, t.shape[-1])
 
 
 # -- activations ------------------------------------------------------------------

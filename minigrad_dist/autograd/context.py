@@ -8,7 +8,8 @@ A context (``DistAutogradContext``) holds, for one forward/backward pass:
 * the gradient map ``leaf Tensor -> gradient``: distributed backward passes
   accumulate here, never into ``.grad``;
 * the state of running backward passes (one per backward id), and, on the
-  initiator, which finished passes other workers may still remember.
+  initiator, which finished passes other workers may still remember. A recv
+  node finds the pass it belongs to here (``running_backward``).
 
 Context ids and message ids are globally unique: the creating worker's id
 sits in the high bits, a local counter in the low 48.
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+
+from minigrad import engine
 
 
 def make_global_id(worker_id: int, counter) -> int:
@@ -43,6 +46,22 @@ class DistAutogradContext:
         self.backwards = {}
         self.live_sends = {}
         self.finished_backwards = {}  # worker -> ids of finished backward passes it can forget
+
+    def running_backward(self):
+        """The backward pass of this context (``engine.WorkerBackward``) whose executor runs in this thread, or None.
+
+        Recv nodes ask it where their gradients go (step 5 of the FAST mode
+        algorithm). None means the graph is being run by something else, such
+        as a plain ``.backward()``.
+        """
+        task = engine.current_task()
+        if task is None:
+            return None
+        with self.lock:
+            for backward in self.backwards.values():
+                if backward.task is task:
+                    return backward
+        return None
 
     def __repr__(self):
         return (f"DistAutogradContext({id_text(self.context_id)}, sends={len(self.send_nodes)}, "

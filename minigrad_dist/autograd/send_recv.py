@@ -11,18 +11,29 @@ distributed autograd context:
   sender, naming the context and the pair's ``autograd_message_id``.
 
 Both are ordinary graph nodes: the local executor (``minigrad.engine``)
-runs them like any op.
+runs them like any op. A recv node reaches the distributed backward pass
+that runs it through its context (``DistAutogradContext.running_backward``).
 """
 
 from __future__ import annotations
 
-import threading
-
 from minigrad.function import Node, _sequence
-from minigrad_dist.autograd.context import id_text
+from minigrad_dist.autograd.context import id_text, registry
 
 
-class SendNode(Node):
+class _PairNode(Node):
+    """What both ends of a send/recv pair record: the pair's id and one output per Tensor of the message."""
+
+    def __init__(self, message_id: int, tensors, next_edges):
+        self.message_id = message_id
+        self.next_edges = next_edges
+        self.num_outputs = len(tensors)
+        self.output_meta = [(t.shape, t.dtype) for t in tensors]
+        self.priority = -next(_sequence)
+        self._pre_hooks = None
+
+
+class SendNode(_PairNode):
     """The sender's end of a send/recv pair (a root of the sender's backward).
 
     Attributes:
@@ -31,32 +42,18 @@ class SendNode(Node):
     """
 
     def __init__(self, message_id: int, dst: int, tensors):
-        self.message_id = message_id
+        super().__init__(message_id, tensors, tuple(t._gradient_edge() for t in tensors))
         self.dst = dst
-        self.next_edges = tuple(t._gradient_edge() for t in tensors)
-        self.num_outputs = len(tensors)
-        self.output_meta = [(t.shape, t.dtype) for t in tensors]
-        self.priority = -next(_sequence)
-        self._pre_hooks = None
 
     def name(self) -> str:
         return f"SendRpcBackward[{id_text(self.message_id)}]"
 
     def run_backward(self, grads, create_graph):
+        # The gradients that came over RPC for the tensors sent go on into the local graph, unchanged.
         return tuple(grads)
 
 
-class _ActiveBackward(threading.local):
-    """The worker-side backward (``dist_engine.WorkerBackward``) this thread is running."""
-
-    def __init__(self):
-        self.backward = None
-
-
-active = _ActiveBackward()
-
-
-class RecvNode(Node):
+class RecvNode(_PairNode):
     """The receiver's end of a send/recv pair; its outputs are the received Tensors.
 
     Attributes:
@@ -69,20 +66,16 @@ class RecvNode(Node):
     runs_without_gradient = True
 
     def __init__(self, message_id: int, src: int, context_id: int, tensors):
-        self.message_id = message_id
+        super().__init__(message_id, tensors, ())
         self.src = src
         self.context_id = context_id
-        self.next_edges = ()
-        self.num_outputs = len(tensors)
-        self.output_meta = [(t.shape, t.dtype) for t in tensors]
-        self.priority = -next(_sequence)
-        self._pre_hooks = None
 
     def name(self) -> str:
         return f"RecvRpcBackward[{id_text(self.message_id)}]"
 
     def run_backward(self, grads, create_graph):
-        backward = active.backward
+        context = registry.find(self.context_id)
+        backward = None if context is None else context.running_backward()
         if backward is None:
             raise RuntimeError(
                 "a tensor received over RPC inside a distributed autograd context can only be differentiated "
