@@ -427,15 +427,26 @@ def erf(x):
     return np.copysign(out, x).astype(x.dtype, copy=False)
 
 
-def _erf_small(y):
-    ysq = y * y
-    num, den = _ERF_A[4] * ysq, ysq.copy()
-    for a, b in zip(_ERF_A[:3], _ERF_B[:3]):
+def _cody_terms(t, p, q):
+    """The numerator and denominator of Cody's rational function of ``t`` (coefficients ``p`` and ``q``).
+
+    ``len(p) == len(q) + 1`` (the denominator's leading coefficient is 1);
+    both polynomials by Horner's rule, in Cody's order (the last ``p`` first).
+    The caller divides, so each approximation keeps Cody's operation order.
+    """
+    n = len(q) - 1
+    num, den = p[-1] * t, t.copy()
+    for a, b in zip(p[:n], q[:n]):
         num += a
-        num *= ysq
+        num *= t
         den += b
-        den *= ysq
-    return y * (num + _ERF_A[3]) / (den + _ERF_B[3])
+        den *= t
+    return num + p[n], den + q[n]
+
+
+def _erf_small(y):
+    num, den = _cody_terms(y * y, _ERF_A, _ERF_B)
+    return y * num / den
 
 
 # erf = 1 - erfc is only ever taken where erfc < 0.51, so erfc's relative
@@ -444,22 +455,12 @@ def _erf_small(y):
 
 
 def _erfc_middle(y):
-    num, den = _ERF_C[8] * y, y.copy()
-    for c, d in zip(_ERF_C[:7], _ERF_D[:7]):
-        num += c
-        num *= y
-        den += d
-        den *= y
-    return np.exp(-y * y) * (num + _ERF_C[7]) / (den + _ERF_D[7])
+    num, den = _cody_terms(y, _ERF_C, _ERF_D)
+    return np.exp(-y * y) * num / den
 
 
 def _erfc_large(y):
     ysq = 1.0 / (y * y)
-    num, den = _ERF_P[5] * ysq, ysq.copy()
-    for p, q in zip(_ERF_P[:4], _ERF_Q[:4]):
-        num += p
-        num *= ysq
-        den += q
-        den *= ysq
-    tail = ysq * (num + _ERF_P[4]) / (den + _ERF_Q[4])
+    num, den = _cody_terms(ysq, _ERF_P, _ERF_Q)
+    tail = ysq * num / den
     return np.exp(-y * y) * (_INV_SQRT_PI - tail) / y

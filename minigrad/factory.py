@@ -16,19 +16,14 @@ import numpy as np
 from minigrad import backend
 from minigrad.dtypes import bool_, float16, float32, float64, int32, int64, long  # noqa: F401  (re-exported)
 from minigrad.promotion import get_default_dtype
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, resolve_numeric_dtype
 
 
 def _resolve_dtype(dtype):
     if dtype is None:
         return None
-    try:
-        resolved = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be a NumPy dtype such as mg.float32, got {dtype!r}") from None
-    if resolved.kind not in "biufc":
-        raise TypeError(f"dtype must be a numeric (bool, integer, floating or complex) dtype, got {dtype!r}")
-    return resolved
+    return resolve_numeric_dtype(dtype, "dtype must be a NumPy dtype such as mg.float32, got {given!r}",
+                                 "dtype must be a numeric (bool, integer, floating or complex) dtype, got {given!r}")
 
 
 def _expect_tensor(fn: str, t) -> None:
@@ -182,19 +177,20 @@ def full_like(t, fill_value, dtype=None, requires_grad=False) -> Tensor:
 
 def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples of shape ``size`` (``get_default_dtype()`` by default)."""
-    device = backend.normalize_device(device)
-    dtype = _resolve_dtype(dtype) or get_default_dtype()
-    _check_float(dtype, "randn")
-    data = backend.generator(device).standard_normal(_shape(size, "randn"), dtype=_draw_dtype(dtype))
-    return Tensor(data.astype(dtype, copy=False), requires_grad=requires_grad)
+    return _float_samples("randn", "standard_normal", size, dtype, device, requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1) of shape ``size`` (``get_default_dtype()`` by default)."""
+    return _float_samples("rand", "random", size, dtype, device, requires_grad)
+
+
+def _float_samples(fn: str, method: str, size, dtype, device, requires_grad) -> Tensor:
+    """Floating samples from the device's generator's ``method`` (``standard_normal`` or ``random``)."""
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or get_default_dtype()
-    _check_float(dtype, "rand")
-    data = backend.generator(device).random(_shape(size, "rand"), dtype=_draw_dtype(dtype))
+    _check_float(dtype, fn)
+    data = getattr(backend.generator(device), method)(_shape(size, fn), dtype=_draw_dtype(dtype))
     return Tensor(data.astype(dtype, copy=False), requires_grad=requires_grad)
 
 

@@ -28,7 +28,9 @@ seconds; ``set_exception`` also takes BaseExceptions that are not
 Exceptions (KeyboardInterrupt, SystemExit); and a Future can be driven by a
 source that completes it only when asked (``poll``/``block``: an MPI
 request, which progresses only inside MPI calls, as minigrad_dist's
-collectives and RPC need).
+collectives and RPC need). This is the one Future class of the library:
+``minigrad_dist.futures`` re-exports it for DDP's Work and bucket futures and
+for RPC.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Future(Generic[T]):
     ``Future[int]`` works in annotations, as ``torch.futures.Future[int]``.
     """
 
-    def __init__(self, *, poll=None, block=None):
+    def __init__(self, poll=None, block=None):
         self._condition = threading.Condition()
         self._done = False
         self._value = None
@@ -275,12 +277,21 @@ def wait_all(futures) -> list:
     """Wait for every Future in ``futures`` and return their values, in order.
 
     Every Future is waited for before anything is raised, so no work is left
-    running unobserved behind an early failure.
+    running unobserved behind an early failure. Each is waited for with its
+    own ``wait()``, so a Future whose ``wait`` drives its source (an RPC
+    reply's, which polls MPI meanwhile) makes progress here too.
 
     Raises:
         the exception of the first failed Future (in list order).
         TypeError: an item is not a Future.
     """
     futures = _checked_futures(futures, "wait_all")
-    collect_all(futures).wait()
+    errors = []
+    for fut in futures:
+        try:
+            fut.wait()
+        except BaseException as error:  # noqa: BLE001  (raised below, once every Future is waited for)
+            errors.append(error)
+    if errors:
+        raise errors[0]
     return [fut.value() for fut in futures]

@@ -65,8 +65,10 @@ import traceback
 import types
 from pathlib import Path
 
+from minigrad_dist import waiting
 from minigrad_dist.run import (
     find_mpiexec,
+    kill_process_group,
     rank_environment,
     remove_orphaned_shared_memory,
     shared_memory_files,
@@ -78,6 +80,8 @@ __all__ = [
 ]
 
 _POLL_SECONDS = 0.02
+# The parent watches the job's files (a coordinator, not a rank: nothing to yield to).
+_FILE_POLLING = waiting.Backoff(yield_window=0.0, first_sleep=_POLL_SECONDS, longest_sleep=_POLL_SECONDS)
 # After a rank recorded a failure, the parent stops the job this much later (the launcher forwards the
 # rank's last output meanwhile); the failed rank waits at most _FAILED_RANK_WAIT for that, then exits itself.
 _STOP_GRACE_SECONDS = 0.3
@@ -224,10 +228,8 @@ class _Job:
     def pid(self, rank: int, wait: bool = True):
         """Rank ``rank``'s process id (waits until it has started, unless the job already ended)."""
         path = self.directory / f"rank-{rank}.pid"
-        while self.records is None and not path.exists():
-            if not wait or self.poll():
-                break
-            time.sleep(_POLL_SECONDS)
+        if wait:
+            waiting.wait_until(lambda: self.records is not None or path.exists() or self.poll(), backoff=_FILE_POLLING)
         if self.records is not None:
             return self.records[rank][1]
         return int(path.read_text()) if path.exists() else None
@@ -252,25 +254,15 @@ class _Job:
         Interrupted (Ctrl-C reaches only this process: the job runs in a
         session of its own), it stops the job before re-raising.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            while not self.poll():
-                if deadline is not None and time.monotonic() >= deadline:
-                    return False
-                time.sleep(_POLL_SECONDS)
+            return waiting.wait_until(self.poll, timeout, _FILE_POLLING)
         except BaseException:
             self.kill()
             raise
-        return True
 
     def kill(self) -> None:
         """Stop every rank of the job now (and remove the shared-memory files its killed ranks left)."""
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
+        if self.proc is not None and kill_process_group(self.proc):
             remove_orphaned_shared_memory(shared_memory_files() - self.shm_before)
         if self.proc is not None:
             self._finish(self.proc.returncode)
@@ -608,7 +600,5 @@ def _flush_and_exit(status: int) -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    deadline = time.monotonic() + _FAILED_RANK_WAIT
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
+    time.sleep(_FAILED_RANK_WAIT)
     os._exit(status)  # no MPI_Finalize: the other ranks may be waiting for this one; the launcher stops them

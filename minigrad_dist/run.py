@@ -30,11 +30,30 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from minigrad_dist.launch import DEFAULT_MASTER_ADDR, DEFAULT_MASTER_PORT
+
+
+def kill_process_group(proc: subprocess.Popen, timeout: float | None = None) -> bool:
+    """SIGKILL the process group of ``proc`` (started with ``start_new_session=True``) and reap it.
+
+    Returns False, doing nothing, when ``proc`` has exited already.
+
+    Raises:
+        subprocess.TimeoutExpired: ``proc`` not reaped within ``timeout`` seconds.
+    """
+    if proc.poll() is not None:
+        return False
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the group is gone already
+    proc.wait(timeout=timeout)
+    return True
 
 __all__ = [
     "build_command", "find_mpiexec", "main", "parse_args", "rank_environment", "remove_orphaned_shared_memory",

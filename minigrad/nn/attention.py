@@ -456,46 +456,31 @@ class MultiheadAttention(Module):
         for name, mask in (("key_padding_mask", key_padding_mask), ("attn_mask", attn_mask)):
             if mask is not None and not isinstance(mask, Tensor):
                 raise TypeError(f"MultiheadAttention: {name} must be a Tensor or None, got {type(mask).__name__}")
-        if query.ndim == 3:
-            if key.ndim != 3 or value.ndim != 3:
+        if query.ndim in (2, 3):
+            ndim = query.ndim
+            kind = "batched (3-D)" if ndim == 3 else "unbatched (2-D)"
+            if key.ndim != ndim or value.ndim != ndim:
                 raise AssertionError(
-                    "MultiheadAttention: for batched (3-D) query, expected key and value to be 3-D, got "
+                    f"MultiheadAttention: for {kind} query, expected key and value to be {ndim}-D, got "
                     f"{key.ndim}-D and {value.ndim}-D tensors"
                 )
-            if key_padding_mask is not None and key_padding_mask.ndim != 2:
+            if key_padding_mask is not None and key_padding_mask.ndim != ndim - 1:
                 raise AssertionError(
-                    "MultiheadAttention: for batched (3-D) query, expected key_padding_mask to be None or 2-D, "
+                    f"MultiheadAttention: for {kind} query, expected key_padding_mask to be None or {ndim - 1}-D, "
                     f"got a {key_padding_mask.ndim}-D tensor"
                 )
             if attn_mask is not None and attn_mask.ndim not in (2, 3):
                 raise AssertionError(
-                    "MultiheadAttention: for batched (3-D) query, expected attn_mask to be None, 2-D or 3-D, "
+                    f"MultiheadAttention: for {kind} query, expected attn_mask to be None, 2-D or 3-D, "
                     f"got a {attn_mask.ndim}-D tensor"
                 )
-            return True
-        if query.ndim == 2:
-            if key.ndim != 2 or value.ndim != 2:
-                raise AssertionError(
-                    "MultiheadAttention: for unbatched (2-D) query, expected key and value to be 2-D, got "
-                    f"{key.ndim}-D and {value.ndim}-D tensors"
-                )
-            if key_padding_mask is not None and key_padding_mask.ndim != 1:
-                raise AssertionError(
-                    "MultiheadAttention: for unbatched (2-D) query, expected key_padding_mask to be None or 1-D, "
-                    f"got a {key_padding_mask.ndim}-D tensor"
-                )
-            if attn_mask is not None:
-                if attn_mask.ndim not in (2, 3):
-                    raise AssertionError(
-                        "MultiheadAttention: for unbatched (2-D) query, expected attn_mask to be None, 2-D or "
-                        f"3-D, got a {attn_mask.ndim}-D tensor"
-                    )
+            if ndim == 2 and attn_mask is not None:
                 expected = (self.num_heads, query.shape[0], key.shape[0])
                 if attn_mask.ndim == 3 and attn_mask.shape != expected:
                     raise AssertionError(
                         f"MultiheadAttention: expected attn_mask of shape {expected}, got {attn_mask.shape}"
                     )
-            return False
+            return ndim == 3
         raise AssertionError(
             f"MultiheadAttention: query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D "
             "query tensor"

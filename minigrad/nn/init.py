@@ -195,14 +195,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
         TypeError: ``tensor`` is not a Tensor.
         ValueError: fewer than 2 dimensions, unknown mode or nonlinearity.
     """
-    _expect_tensor(tensor, "kaiming_uniform_")
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
-        return tensor
-    fan = _correct_fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound)
+    return _kaiming_(tensor, "kaiming_uniform_", a, mode, nonlinearity, _uniform_with_std_)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
@@ -214,10 +207,24 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
         TypeError: ``tensor`` is not a Tensor.
         ValueError: fewer than 2 dimensions, unknown mode or nonlinearity.
     """
-    _expect_tensor(tensor, "kaiming_normal_")
+    return _kaiming_(tensor, "kaiming_normal_", a, mode, nonlinearity, _normal_with_std_)
+
+
+def _kaiming_(tensor, fn: str, a, mode: str, nonlinearity: str, fill_with_std):
+    """Fill ``tensor`` by ``fill_with_std(tensor, gain / sqrt(fan))``; warn and leave it when it has no elements."""
+    _expect_tensor(tensor, fn)
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
         return tensor
-    fan = _correct_fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return fill_with_std(tensor, calculate_gain(nonlinearity, a) / math.sqrt(_correct_fan(tensor, mode)))
+
+
+def _uniform_with_std_(tensor: Tensor, std: float) -> Tensor:
+    """Fill from U(-bound, bound), bound = sqrt(3) * std: the uniform distribution with deviation ``std``."""
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound)
+
+
+def _normal_with_std_(tensor: Tensor, std: float) -> Tensor:
+    """Fill from N(0, std**2)."""
     return normal_(tensor, 0.0, std)

@@ -474,7 +474,23 @@ def _normalize_index(idx, length, container) -> int:
     return idx % length
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: children named "0", "1", ... in order, ``len``,
+    iteration over the children, and ``append``."""
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module: Module):
+        """Add ``module`` at the end (named by its position); returns self."""
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Modules applied one after the other: ``Sequential(a, b)(x) == b(a(x))``.
 
     Built from modules (named "0", "1", ...) or from one ``OrderedDict``
@@ -498,12 +514,6 @@ class Sequential(Module):
             input = module(input)  # noqa: A001
         return input
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
@@ -521,11 +531,6 @@ class Sequential(Module):
         else:
             del self._modules[keys[_normalize_index(idx, len(self), "Sequential")]]
         self._renumber()
-
-    def append(self, module: Module) -> Sequential:
-        """Add ``module`` at the end; returns self."""
-        self.add_module(str(len(self)), module)
-        return self
 
     def insert(self, index: int, module: Module) -> Sequential:
         """Insert ``module`` before position ``index``; returns self."""
@@ -555,7 +560,7 @@ class Sequential(Module):
         return self
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules, registered as children "0", "1", ... (so their parameters are found).
 
     Supports ``len``, iteration, indexing (a slice gives a new ModuleList),
@@ -567,12 +572,6 @@ class ModuleList(Module):
         super().__init__()
         if modules is not None:
             self.extend(modules)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -600,11 +599,6 @@ class ModuleList(Module):
         self._modules.clear()
         for i, module in enumerate(modules):
             self.add_module(str(i), module)
-
-    def append(self, module: Module) -> ModuleList:
-        """Add ``module`` at the end; returns self."""
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules) -> ModuleList:
         """Append every module of the iterable ``modules``; returns self.

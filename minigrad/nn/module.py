@@ -26,6 +26,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.grad_mode import no_grad
+from minigrad.nn.buffer import Buffer
 from minigrad.nn.parameter import Parameter
 from minigrad.tensor import Tensor
 
@@ -281,12 +282,7 @@ class Module:
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign {_type_name(value)} as parameter '{name}' "
-                    "(minigrad.nn.Parameter or None expected)"
-                )
-            params[name] = None
+            _clear_slot(params, name, value, "parameter", "minigrad.nn.Parameter")
             return
         modules = self.__dict__.get("_modules")
         if isinstance(value, Module):
@@ -296,12 +292,10 @@ class Module:
             modules[name] = value
             return
         if modules is not None and name in modules:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign {_type_name(value)} as child module '{name}' "
-                    "(minigrad.nn.Module or None expected)"
-                )
-            modules[name] = None
+            _clear_slot(modules, name, value, "child module", "minigrad.nn.Module")
+            return
+        if isinstance(value, Buffer):  # nn.Buffer: register_buffer with the buffer's persistence
+            self.register_buffer(name, value, persistent=value.persistent)
             return
         buffers = self.__dict__.get("_buffers")
         if buffers is not None and name in buffers:
@@ -765,6 +759,13 @@ def _insert_hook(hooks, hook_id, hook, prepend):
         hooks.clear()
         hooks[hook_id] = hook
         hooks.update(items)
+
+
+def _clear_slot(slots: dict, name: str, value, kind: str, expected: str) -> None:
+    """``slots[name] = None``: only None may replace a registered parameter or child module (TypeError otherwise)."""
+    if value is not None:
+        raise TypeError(f"cannot assign {_type_name(value)} as {kind} '{name}' ({expected} or None expected)")
+    slots[name] = None
 
 
 def _type_name(obj) -> str:

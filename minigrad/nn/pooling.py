@@ -241,7 +241,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
         return_indices: also return the flat index of each pick, as ``max_pool2d``.
 
     Raises:
-        TypeError: ``output_size`` is not an int or a pair of ints/None.
+        TypeError: ``output_size`` is not an int or a pair of ints/None, or ``return_indices`` not a bool.
         RuntimeError: wrong number of dimensions, or a negative size.
         NotImplementedError: an integer, bool or complex input.
     """
@@ -364,15 +364,26 @@ def adaptive_avg_pool1d(input, output_size):  # noqa: A002
 # -- modules ------------------------------------------------------------------------------------
 
 
-class _MaxPoolNd(Module):
-    """Shared constructor of the max-pooling modules (arguments as in ``max_pool2d``)."""
+class _PoolNd(Module):
+    """The window every max and average pooling module has: ``kernel_size``, ``stride`` (None: the
+    kernel size) and ``padding``."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False):
+    def __init__(self, kernel_size, stride, padding):
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _MaxPoolNd(_PoolNd):
+    """Shared constructor of the max-pooling modules (arguments as in ``max_pool2d``)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
+                 ceil_mode: bool = False):
+        super().__init__(kernel_size, stride, padding)
         self.dilation = dilation
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
@@ -400,15 +411,12 @@ class MaxPool1d(_MaxPoolNd):
                           ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_PoolNd):
     """Average pooling over (N, C, H, W) or (C, H, W): see ``avg_pool2d`` (``stride`` defaults to ``kernel_size``)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        super().__init__(kernel_size, stride, padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
@@ -418,19 +426,15 @@ class AvgPool2d(Module):
         return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class AvgPool1d(Module):
+class AvgPool1d(_PoolNd):
     """Average pooling over (N, C, L) or (C, L): see ``avg_pool1d``; sizes are kept as 1-tuples, as in PyTorch."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True):
-        super().__init__()
-        self.kernel_size = _sizes("AvgPool1d", "kernel_size", kernel_size, 1)
-        self.stride = _sizes("AvgPool1d", "stride", stride if stride is not None else kernel_size, 1)
-        self.padding = _sizes("AvgPool1d", "padding", padding, 1)
+        super().__init__(_sizes("AvgPool1d", "kernel_size", kernel_size, 1),
+                         _sizes("AvgPool1d", "stride", stride if stride is not None else kernel_size, 1),
+                         _sizes("AvgPool1d", "padding", padding, 1))
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
@@ -438,9 +442,6 @@ class AvgPool1d(Module):
         """Pool ``input``."""
         return avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class _AdaptivePool(Module):
@@ -470,24 +471,24 @@ class AdaptiveAvgPool1d(_AdaptivePool):
         return adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
-    """Adaptive max pooling to ``output_size``: see ``adaptive_max_pool2d``; ``return_indices`` as there."""
+class _AdaptiveMaxPool(_AdaptivePool):
+    """Shared constructor of the adaptive max pooling modules: ``output_size`` and ``return_indices``."""
 
     def __init__(self, output_size, return_indices: bool = False):
         super().__init__(output_size)
         self.return_indices = return_indices
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """Adaptive max pooling to ``output_size``: see ``adaptive_max_pool2d``; ``return_indices`` as there."""
 
     def forward(self, input):  # noqa: A002
         """Pool ``input`` (N, C, H, W) or (C, H, W)."""
         return adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
     """Adaptive max pooling of (N, C, L) or (C, L) to length ``output_size``: see ``adaptive_max_pool1d``."""
-
-    def __init__(self, output_size, return_indices: bool = False):
-        super().__init__(output_size)
-        self.return_indices = return_indices
 
     def forward(self, input):  # noqa: A002
         """Pool ``input``."""

@@ -95,6 +95,11 @@ def _expect_like(owner: str, name: str, t: Tensor, weight: Tensor) -> None:
             f"{owner}: {name} has dtype {t.dtype} but the weights have dtype {weight.dtype}; convert "
             f"one of them (tensor.to(dtype) or module.to(dtype))"
         )
+    _expect_weights_device(owner, name, t, weight)
+
+
+def _expect_weights_device(owner: str, name: str, t: Tensor, weight: Tensor) -> None:
+    """``t`` is on ``weight``'s device (RuntimeError naming both otherwise)."""
     if t.device != weight.device:
         raise RuntimeError(f"{owner}: {name} is on {t.device} but the weights are on {weight.device}")
 
@@ -466,8 +471,7 @@ class RNNBase(Module):
                 f"{name}: input dtype ({x.dtype}) does not match weight dtype ({weight.dtype}). Convert the "
                 f"input: input.to({weight.dtype}), or the model: model.to({x.dtype})"
             )
-        if x.device != weight.device:
-            raise RuntimeError(f"{name}: input is on {x.device} but the weights are on {weight.device}")
+        _expect_weights_device(name, "input", x, weight)
         if x.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"{name}: input.size(-1) must be equal to input_size. Expected {self.input_size}, "

@@ -50,235 +50,196 @@ def _const(xp, array) -> Tensor:
     return Tensor._make(xp.asarray(array), False, None, 0)
 
 
-# -- trigonometric and hyperbolic functions ------------------------------------------------
+# -- floating functions of one tensor --------------------------------------------------------
 
 
-class Sin(FunctionNode):
-    """sin(a)"""
+class _FloatingFunction(FunctionNode):
+    """A function of one tensor computed in floating point (integers and bools give the default float dtype).
+
+    A subclass names its NumPy/CuPy ufunc in the class statement and writes
+    ``derivative(g, x)``: the gradient for ``g``, with recorded ops, where
+    ``x`` is the saved input (the output with ``of_output=True``)::
+
+        class Sin(_FloatingFunction, function="sin"):
+            def derivative(self, g, a):
+                return g * Cos()(a)
+
+    ``partial=True``: outside its domain the function is NaN or -inf,
+    silently, as in PyTorch. A subclass may override ``compute(a)`` where
+    the value is not a single ufunc call.
+    """
+
+    function = ""
+    of_output = False
+    partial = False
+
+    def __init_subclass__(cls, function: str | None = None, of_output: bool | None = None,
+                          partial: bool | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # What the class statement leaves out is inherited (``class Log10(Log2, function="log10")``).
+        if function is not None:
+            cls.function = function
+        if of_output is not None:
+            cls.of_output = of_output
+        if partial is not None:
+            cls.partial = partial
 
     def forward(self, a):
-        self.retain_inputs((0,))
-        return self.xp.sin(_floating(a))
+        if self.of_output:
+            self.retain_outputs((0,))
+        else:
+            self.retain_inputs((0,))
+        if self.partial:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return self.compute(_floating(a))
+        return self.compute(_floating(a))
+
+    def compute(self, a):
+        """The function's value on the floating array ``a``."""
+        return getattr(self.xp, self.function)(a)
 
     def backward(self, g):
-        (a,) = self.saved_inputs
+        (x,) = self.saved_outputs if self.of_output else self.saved_inputs
+        return self.derivative(g, x)
+
+    def derivative(self, g, x):
+        """The gradient of the input for the output gradient ``g`` (``x``: the saved input or output)."""
+        raise NotImplementedError(f"{type(self).__name__} must define derivative(g, x)")
+
+
+class Sin(_FloatingFunction, function="sin"):
+    """sin(a)"""
+
+    def derivative(self, g, a):
         return g * Cos()(a)
 
 
-class Cos(FunctionNode):
+class Cos(_FloatingFunction, function="cos"):
     """cos(a)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        return self.xp.cos(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return -(g * Sin()(a))
 
 
-class Tan(FunctionNode):
+class Tan(_FloatingFunction, function="tan", of_output=True):
     """tan(a); d/da = 1 + tan(a)**2"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        return self.xp.tan(_floating(a))
-
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g * (1 + y * y)
 
 
-class Asin(FunctionNode):
+class Asin(_FloatingFunction, function="arcsin", partial=True):
     """arcsin(a); d/da = 1 / sqrt(1 - a**2)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        with np.errstate(divide="ignore", invalid="ignore"):  # NaN or -inf outside the domain, silently
-            return self.xp.arcsin(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g * Rsqrt()(1 - a * a)
 
 
-class Acos(FunctionNode):
+class Acos(_FloatingFunction, function="arccos", partial=True):
     """arccos(a); d/da = -1 / sqrt(1 - a**2)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        with np.errstate(divide="ignore", invalid="ignore"):  # NaN or -inf outside the domain, silently
-            return self.xp.arccos(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return -(g * Rsqrt()(1 - a * a))
 
 
-class Atan(FunctionNode):
+class Atan(_FloatingFunction, function="arctan"):
     """arctan(a); d/da = 1 / (1 + a**2)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        return self.xp.arctan(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g / (1 + a * a)
 
 
-class Sinh(FunctionNode):
+class Sinh(_FloatingFunction, function="sinh"):
     """sinh(a)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        return self.xp.sinh(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g * Cosh()(a)
 
 
-class Cosh(FunctionNode):
+class Cosh(_FloatingFunction, function="cosh"):
     """cosh(a)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        return self.xp.cosh(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g * Sinh()(a)
 
 
-class Asinh(FunctionNode):
+class Asinh(_FloatingFunction, function="arcsinh"):
     """arsinh(a); d/da = 1 / sqrt(a**2 + 1)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        return self.xp.arcsinh(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g * Rsqrt()(a * a + 1)
 
 
-class Acosh(FunctionNode):
+class Acosh(_FloatingFunction, function="arccosh", partial=True):
     """arcosh(a) (NaN below 1); d/da = 1 / sqrt(a**2 - 1)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        with np.errstate(divide="ignore", invalid="ignore"):  # NaN or -inf outside the domain, silently
-            return self.xp.arccosh(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g * Rsqrt()(a * a - 1)
 
 
-class Atanh(FunctionNode):
+class Atanh(_FloatingFunction, function="arctanh", partial=True):
     """artanh(a) (NaN outside [-1, 1]); d/da = 1 / (1 - a**2)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        with np.errstate(divide="ignore", invalid="ignore"):  # NaN or -inf outside the domain, silently
-            return self.xp.arctanh(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g / (1 - a * a)
 
 
 # -- exponentials, logarithms, powers ---------------------------------------------------------
 
 
-class Exp2(FunctionNode):
+class Exp2(_FloatingFunction, function="exp2", of_output=True):
     """2 ** a"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        return self.xp.exp2(_floating(a))
-
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g * y * _LN2
 
 
-class Expm1(FunctionNode):
+class Expm1(_FloatingFunction, function="expm1", of_output=True):
     """e ** a - 1, accurate for small a"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        return self.xp.expm1(_floating(a))
-
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g * (y + 1)
 
 
-class Log2(FunctionNode):
-    """base-2 logarithm"""
+class Log2(_FloatingFunction, function="log2", partial=True):
+    """base-2 logarithm; d/da = 1 / (a ln 2)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        with np.errstate(divide="ignore", invalid="ignore"):  # NaN or -inf outside the domain, silently
-            return self.xp.log2(_floating(a))
+    ln_base = _LN2
 
-    def backward(self, g):
-        (a,) = self.saved_inputs
-        return g / (a * _LN2)
+    def derivative(self, g, a):
+        return g / (a * self.ln_base)
 
 
-class Log10(FunctionNode):
-    """base-10 logarithm"""
+class Log10(Log2, function="log10"):
+    """base-10 logarithm; d/da = 1 / (a ln 10)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        with np.errstate(divide="ignore", invalid="ignore"):  # NaN or -inf outside the domain, silently
-            return self.xp.log10(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
-        return g / (a * _LN10)
+    ln_base = _LN10
 
 
-class Log1p(FunctionNode):
+class Log1p(_FloatingFunction, function="log1p", partial=True):
     """log(1 + a), accurate for small a"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        with np.errstate(divide="ignore", invalid="ignore"):  # NaN or -inf outside the domain, silently
-            return self.xp.log1p(_floating(a))
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g / (a + 1)
 
 
-class Rsqrt(FunctionNode):
-    """1 / sqrt(a); d/da = -y**3 / 2"""
+class Rsqrt(_FloatingFunction, of_output=True, partial=True):
+    """1 / sqrt(a) (inf at 0 and NaN below, as in PyTorch); d/da = -y**3 / 2"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        a = _floating(a)
-        with np.errstate(divide="ignore", invalid="ignore"):  # inf at 0 and NaN below, as in PyTorch
-            return 1 / self.xp.sqrt(a)
+    def compute(self, a):
+        return 1 / self.xp.sqrt(a)
 
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g * (y * y * y) * -0.5
 
 
-class Reciprocal(FunctionNode):
+class Reciprocal(_FloatingFunction, of_output=True, partial=True):
     """1 / a; d/da = -y**2"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        with np.errstate(divide="ignore"):
-            return 1 / _floating(a)
+    def compute(self, a):
+        return 1 / a
 
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return -(g * (y * y))
 
 
@@ -296,27 +257,23 @@ class Square(FunctionNode):
         return g * (2 * a)
 
 
-class Erf(FunctionNode):
+class Erf(_FloatingFunction):
     """the error function; d/da = 2 / sqrt(pi) * exp(-a**2)"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        return backend.erf(_floating(a))
+    def compute(self, a):
+        return backend.erf(a)
 
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g * _TWO_OVER_SQRT_PI * (-(a * a)).exp()
 
 
-class Erfinv(FunctionNode):
+class Erfinv(_FloatingFunction, of_output=True):
     """the inverse error function (+-inf at +-1, NaN outside [-1, 1]); d/dy = sqrt(pi) / 2 * exp(x**2)"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        return erfinv_array(_floating(a))
+    def compute(self, a):
+        return erfinv_array(a)
 
-    def backward(self, g):
-        (x,) = self.saved_outputs
+    def derivative(self, g, x):
         return g * _SQRT_PI_OVER_TWO * (x * x).exp()
 
 
@@ -442,6 +399,14 @@ def _data(x):
     return x.array if isinstance(x, Tensor) else x
 
 
+def _promoted_arrays(a, b, true_divide=False):
+    """The arrays (or numbers) ``a`` and ``b`` converted to PyTorch's result dtype of ``a op b``."""
+    promoted = promote_operands(a, b, true_divide)
+    if promoted is None:
+        return a, b
+    return promoted[0], promoted[1]
+
+
 def _check_division(fn: str, a, b) -> None:
     """PyTorch's errors for integer division-like ops (on promoted operands)."""
     kind = _dtype_of(a, b).kind
@@ -520,14 +485,15 @@ class Remainder(FunctionNode):
     """
 
     in_dtypes = (None, None)
+    function = "remainder"  # the NumPy/CuPy ufunc, and the name in error messages
 
     def forward(self, a, b):
         self.retain_inputs((0, 1))
         self.shapes = (shape_of(a), shape_of(b))
         a, b = _promote(self, a, b)
-        _check_division("remainder", a, b)
+        _check_division(self.function, a, b)
         with np.errstate(divide="ignore", invalid="ignore"):  # float % 0 is NaN, as in PyTorch
-            return self.xp.remainder(a, b)
+            return getattr(self.xp, self.function)(a, b)
 
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
@@ -535,46 +501,26 @@ class Remainder(FunctionNode):
         grad_b = None
         if need_b:
             a, b = self.saved_inputs
-            grad_b = unbroadcast(g * -self._quotient(a, b), shape_b, dtype_b)
+            grad_b = unbroadcast(g * -self._quotient(_data(a), _data(b)), shape_b, dtype_b)
         return unbroadcast(g, shape_a, dtype_a) if need_a else None, grad_b
 
     def _quotient(self, a, b) -> Tensor:
         """floor(a / b) as PyTorch's ``div(rounding_mode="floor")`` computes it (a constant)."""
-        a, b = _data(a), _data(b)
-        promoted = promote_operands(a, b)
-        if promoted is not None:
-            a, b, _ = promoted
+        a, b = _promoted_arrays(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return _const(self.xp, self.xp.floor_divide(a, b))
 
 
-class Fmod(FunctionNode):
+class Fmod(Remainder):
     """a mod b with the sign of a (C's fmod); d/da = 1, d/db = -trunc(a / b)"""
 
-    in_dtypes = (None, None)
+    function = "fmod"
 
-    def forward(self, a, b):
-        self.retain_inputs((0, 1))
-        self.shapes = (shape_of(a), shape_of(b))
-        a, b = _promote(self, a, b)
-        _check_division("fmod", a, b)
+    def _quotient(self, a, b) -> Tensor:
+        """trunc(a / b) (a constant)."""
+        a, b = _promoted_arrays(a, b, true_divide=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return self.xp.fmod(a, b)
-
-    def backward(self, g):
-        need_a, need_b = self.needs_input_grad
-        (shape_a, shape_b), (dtype_a, dtype_b) = self.shapes, self.in_dtypes
-        grad_b = None
-        if need_b:
-            a, b = self.saved_inputs
-            a, b = _data(a), _data(b)
-            promoted = promote_operands(a, b, true_divide=True)
-            if promoted is not None:
-                a, b, _ = promoted
-            with np.errstate(divide="ignore", invalid="ignore"):
-                quotient = _const(self.xp, self.xp.trunc(a / b))
-            grad_b = unbroadcast(g * -quotient, shape_b, dtype_b)
-        return unbroadcast(g, shape_a, dtype_a) if need_a else None, grad_b
+            return _const(self.xp, self.xp.trunc(a / b))
 
 
 FLOOR_DIVIDE_GRAD_MESSAGE = (
@@ -620,10 +566,7 @@ class InplaceUfunc:
 
 def _division_check(fn: str):
     def check(a, b):
-        promoted = promote_operands(a, b)
-        if promoted is not None:
-            a, b, _ = promoted
-        _check_division(fn, a, b)
+        _check_division(fn, *_promoted_arrays(a, b))
 
     return check
 
@@ -650,9 +593,7 @@ def _elementwise(fn: str, ufunc, a, b, promote=True):
     """``ufunc(a, b)`` on broadcast arrays as an unrecorded Tensor; ValueError naming both shapes."""
     xp = backend.get_array_module(a, b)
     if promote:
-        promoted = promote_operands(a, b)
-        if promoted is not None:
-            a, b, _ = promoted
+        a, b = _promoted_arrays(a, b)
     try:
         out = ufunc(a, b)
     except ValueError:

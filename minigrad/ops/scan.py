@@ -18,7 +18,7 @@ from minigrad.function import FunctionNode
 from minigrad.grad_mode import is_grad_enabled
 from minigrad.ops._util import expect_tensor, normalize_axis
 from minigrad.ops.elementwise import where
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, resolve_numeric_dtype
 
 
 def _accumulate(xp, ufunc_name: str, a, axis: int, reverse: bool, dtype):
@@ -134,12 +134,8 @@ def _scan_args(input, dim, dtype, fn: str):  # noqa: A002  (PyTorch's names)
         raise TypeError(f"{fn}(): argument 'dim' must be an int, got {type(dim).__name__}")
     (axis,) = normalize_axis(int(dim), input.ndim, fn)
     if dtype is not None:
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError:
-            raise TypeError(f"{fn}(): dtype must be a dtype such as mg.float64, got {dtype!r}") from None
-        if dtype.kind not in "biufc":
-            raise TypeError(f"{fn}(): dtype must be numeric, got {dtype}")
+        dtype = resolve_numeric_dtype(dtype, f"{fn}(): dtype must be a dtype such as mg.float64, got {{given!r}}",
+                                      f"{fn}(): dtype must be numeric, got {{resolved}}")
     elif input.dtype.kind in "biu":
         dtype = np.dtype(np.int64)  # integers and bools accumulate in int64, as in PyTorch
     if dtype is not None and dtype == input.dtype:

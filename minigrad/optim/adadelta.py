@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from minigrad import backend
-from minigrad.optim.optimizer import Optimizer, check_grad, check_non_negative, check_real, subtract_scaled_
-from minigrad.optim.sgd import _direction
-from minigrad.tensor import Tensor
+from minigrad.optim.optimizer import Optimizer, check_real, init_state, params_with_grad
+from minigrad.optim.updates import decay_square_average_, regularized_grad, subtract_scaled_
 
 
 class Adadelta(Optimizer):
@@ -41,39 +37,28 @@ class Adadelta(Optimizer):
             (the message names the argument).
     """
 
+    _non_negative = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value"}
+
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  *, maximize: bool = False):
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: dict) -> None:
-        check_non_negative(group, "lr", "Adadelta", "learning rate")
-        check_non_negative(group, "eps", "Adadelta", "epsilon value")
-        check_non_negative(group, "weight_decay", "Adadelta", "weight_decay value")
+        super()._check_hyperparameters(group)
         if "rho" in group and not 0.0 <= check_real(group["rho"], "rho", "Adadelta") <= 1.0:
             raise ValueError(f"Adadelta: invalid rho value rho={group['rho']!r}, expected 0 <= rho <= 1")
 
     def _step_group(self, group, scratch) -> None:
         lr, rho, eps = group["lr"], group["rho"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            param, grad = p.array, check_grad(p)
-            xp = backend.get_array_module(param)
+        for p, param, grad, xp in params_with_grad(group):
             state = self.state[p]
             if not state:
-                state["step"] = Tensor(np.array(0.0, dtype=np.float32))
-                with backend.device_context(backend.device_of(param)):
-                    state["square_avg"] = Tensor(xp.zeros_like(param))
-                    state["acc_delta"] = Tensor(xp.zeros_like(param))
+                init_state(state, param, "square_avg", "acc_delta")
             state["step"].array += 1
-            grad = _direction(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
+            grad = regularized_grad(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
             square_avg, acc_delta = state["square_avg"].array, state["acc_delta"].array
-
-            square_avg *= rho
-            squared = xp.multiply(grad, 1 - rho, out=scratch.like(param, 1))
-            squared *= grad
-            square_avg += squared
+            decay_square_average_(xp, square_avg, grad, rho, scratch.like(param, 1))
 
             std = xp.add(square_avg, eps, out=scratch.like(param, 2))
             xp.sqrt(std, out=std)
@@ -82,9 +67,5 @@ class Adadelta(Optimizer):
             delta /= std
             delta *= grad
 
-            acc_delta *= rho
-            squared = xp.multiply(delta, 1 - rho, out=scratch.like(param, 2))
-            squared *= delta
-            acc_delta += squared
-
+            decay_square_average_(xp, acc_delta, delta, rho, scratch.like(param, 2))
             subtract_scaled_(xp, param, delta, lr, scratch)

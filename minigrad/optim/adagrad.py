@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from minigrad import backend
-from minigrad.optim.optimizer import Optimizer, check_grad, check_non_negative
-from minigrad.optim.sgd import _direction
+from minigrad.optim.optimizer import Optimizer, init_state, params_with_grad
+from minigrad.optim.updates import add_divided_, regularized_grad
 from minigrad.tensor import Tensor
 
 
@@ -46,6 +44,9 @@ class Adagrad(Optimizer):
             initial_accumulator_value or eps (the message names the argument).
     """
 
+    _non_negative = {"lr": "learning rate", "lr_decay": "lr_decay value", "weight_decay": "weight_decay value",
+                     "initial_accumulator_value": "initial_accumulator_value value", "eps": "epsilon value"}
+
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, *, maximize: bool = False):
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
@@ -55,32 +56,21 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 self._init_state(self.state[p], p.array)
 
-    def _check_hyperparameters(self, group: dict) -> None:
-        check_non_negative(group, "lr", "Adagrad", "learning rate")
-        check_non_negative(group, "lr_decay", "Adagrad", "lr_decay value")
-        check_non_negative(group, "weight_decay", "Adagrad", "weight_decay value")
-        check_non_negative(group, "initial_accumulator_value", "Adagrad", "initial_accumulator_value value")
-        check_non_negative(group, "eps", "Adagrad", "epsilon value")
-
     def _init_state(self, state: dict, param) -> None:
         xp = backend.get_array_module(param)
-        state["step"] = Tensor(np.array(0.0, dtype=np.float32))
+        init_state(state, param)
         with backend.device_context(backend.device_of(param)):
             state["sum"] = Tensor(xp.full_like(param, self.defaults["initial_accumulator_value"]))
 
     def _step_group(self, group, scratch) -> None:
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            param, grad = p.array, check_grad(p)
-            xp = backend.get_array_module(param)
+        for p, param, grad, xp in params_with_grad(group):
             state = self.state[p]
             if not state:
                 self._init_state(state, param)
             step_t = state["step"].array
             step_t += 1
-            grad = _direction(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
+            grad = regularized_grad(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
             clr = lr / (1 + (float(step_t) - 1) * lr_decay)
 
             state_sum = state["sum"].array
@@ -88,7 +78,4 @@ class Adagrad(Optimizer):
             state_sum += squared
             std = xp.sqrt(state_sum, out=scratch.like(param, 2))
             std += eps
-            # PyTorch's addcdiv order: (-clr * g) / std, then added.
-            update = xp.multiply(grad, -clr, out=scratch.like(param, 1))
-            update /= std
-            param += update
+            add_divided_(xp, param, grad, std, -clr, scratch.like(param, 1))

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from minigrad import backend
-from minigrad.optim.optimizer import Optimizer, check_grad, check_non_negative, check_real
-from minigrad.tensor import Tensor
+from minigrad.optim.optimizer import Optimizer, check_real, init_state, params_with_grad
+from minigrad.optim.updates import add_divided_, decay_square_average_, lerp_
 
 
 class Adam(Optimizer):
@@ -44,6 +41,8 @@ class Adam(Optimizer):
             (the message names the argument).
     """
 
+    _non_negative = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value"}
+
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
                  decoupled_weight_decay: bool = False):
@@ -52,10 +51,8 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: dict) -> None:
+        super()._check_hyperparameters(group)
         name = type(self).__name__
-        check_non_negative(group, "lr", name, "learning rate")
-        check_non_negative(group, "eps", name, "epsilon value")
-        check_non_negative(group, "weight_decay", name, "weight_decay value")
         betas = group["betas"]
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
@@ -67,14 +64,11 @@ class Adam(Optimizer):
 
     def _step_group(self, group, scratch) -> None:
         amsgrad = group["amsgrad"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = check_grad(p)
+        for p, param, grad, xp in params_with_grad(group):
             state = self.state[p]
             if not state:
-                _init_state(state, p.array, amsgrad)
-            _adam_update(p.array, grad, state, group, scratch)
+                _init_state(state, param, amsgrad)
+            _adam_update(xp, param, grad, state, group, scratch)
 
 
 class AdamW(Adam):
@@ -97,23 +91,16 @@ class AdamW(Adam):
 
 
 def _init_state(state: dict, param, amsgrad: bool) -> None:
-    xp = backend.get_array_module(param)
-    state["step"] = Tensor(np.array(0.0, dtype=np.float32))
-    with backend.device_context(backend.device_of(param)):
-        state["exp_avg"] = Tensor(xp.zeros_like(param))
-        state["exp_avg_sq"] = Tensor(xp.zeros_like(param))
-        if amsgrad:
-            state["max_exp_avg_sq"] = Tensor(xp.zeros_like(param))
+    init_state(state, param, "exp_avg", "exp_avg_sq", *(("max_exp_avg_sq",) if amsgrad else ()))
 
 
-def _adam_update(param, grad, state, group, scratch) -> None:
+def _adam_update(xp, param, grad, state, group, scratch) -> None:
     """One Adam step of ``param`` (in place), in the operation order of PyTorch's single-tensor code.
 
     Two temporaries shaped like ``param`` come from ``scratch``, each fetched once: ``work`` holds
     the transformed gradient and then the update, ``tmp`` the decay term, the lerp difference,
     the squared gradient and the denominator in turn.
     """
-    xp = backend.get_array_module(param)
     lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
     weight_decay = group["weight_decay"]
     work, tmp = scratch.like(param, 0), scratch.like(param, 1)
@@ -128,11 +115,8 @@ def _adam_update(param, grad, state, group, scratch) -> None:
             decay = xp.multiply(param, weight_decay, out=tmp)
             grad = xp.add(grad, decay, out=work)
     exp_avg, exp_avg_sq = state["exp_avg"].array, state["exp_avg_sq"].array
-    _lerp_(xp, exp_avg, grad, 1 - beta1, tmp)
-    exp_avg_sq *= beta2
-    sq = xp.multiply(grad, 1 - beta2, out=tmp)
-    sq *= grad
-    exp_avg_sq += sq
+    lerp_(xp, exp_avg, grad, 1 - beta1, tmp)
+    decay_square_average_(xp, exp_avg_sq, grad, beta2, tmp)
 
     step = float(step_t)
     step_size = lr / (1 - beta1**step)
@@ -144,19 +128,4 @@ def _adam_update(param, grad, state, group, scratch) -> None:
     denom = xp.sqrt(exp_avg_sq, out=tmp)
     denom /= bias_correction2_sqrt
     denom += eps
-    update = xp.multiply(exp_avg, -step_size, out=work)  # the gradient is no longer needed
-    update /= denom
-    param += update
-
-
-def _lerp_(xp, start, end, weight: float, tmp) -> None:
-    """``start += weight * (end - start)`` in place, with PyTorch's two formulas for accuracy."""
-    xp.subtract(end, start, out=tmp)
-    if abs(weight) < 0.5:
-        tmp *= weight
-        start += tmp
-    else:
-        # (1 - weight) computed in the array's precision, as PyTorch's kernel does.
-        dtype = start.dtype.type
-        tmp *= float(dtype(1) - dtype(weight))
-        xp.subtract(end, tmp, out=start)
+    add_divided_(xp, param, exp_avg, denom, -step_size, work)  # the gradient in work is no longer needed

@@ -87,6 +87,11 @@ def _per_group(name: str, optimizer: Optimizer, value) -> list:
     return [value] * len(optimizer.param_groups)
 
 
+def _scaled_lrs(optimizer: Optimizer, factor: float) -> list:
+    """Each group's current rate times ``factor``."""
+    return [group["lr"] * factor for group in optimizer.param_groups]
+
+
 def _current_lrs(optimizer: Optimizer) -> list:
     return [group["lr"] for group in optimizer.param_groups]
 
@@ -237,7 +242,30 @@ class LRScheduler:
             )
 
 
-class LambdaLR(LRScheduler):
+class _LambdaScheduler(LRScheduler):
+    """A scheduler driven by one ``lr_lambda`` per param group (LambdaLR, MultiplicativeLR).
+
+    ``state_dict()`` stores ``lr_lambdas`` as ``None`` for plain functions
+    and lambdas, and as a copy of ``__dict__`` for callable objects (whose
+    attributes ``load_state_dict`` restores), as in PyTorch.
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self) -> dict:
+        """See the class docstring: the functions themselves are not saved."""
+        return _state_without_lambdas(self)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore the state; saved attributes of callable-object lambdas are restored into them."""
+        _load_with_lambdas(self, state_dict)
+
+
+class LambdaLR(_LambdaScheduler):
     """Sets each group's rate to its initial rate times ``lr_lambda(epoch)``.
 
     Args:
@@ -255,28 +283,14 @@ class LambdaLR(LRScheduler):
         TypeError: a function that is not callable.
     """
 
-    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
     def get_lr(self) -> list:
         """``base_lr * lr_lambda(last_epoch)`` for each group."""
         self._warn_if_outside_step()
         factors = _lambda_factors("LambdaLR", self.lr_lambdas, self.last_epoch)
         return [base_lr * factor for factor, base_lr in zip(factors, self.base_lrs)]
 
-    def state_dict(self) -> dict:
-        """See the class docstring: the functions themselves are not saved."""
-        return _state_without_lambdas(self)
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        """Restore the state; saved attributes of callable-object lambdas are restored into them."""
-        _load_with_lambdas(self, state_dict)
-
-
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """Multiplies each group's current rate by ``lr_lambda(epoch)`` at every step after the first.
 
     Args and state dict as ``LambdaLR``.
@@ -286,12 +300,6 @@ class MultiplicativeLR(LRScheduler):
         TypeError: a function that is not callable.
     """
 
-    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
     def get_lr(self) -> list:
         """``lr * lr_lambda(last_epoch)`` for each group (the current rates at step 0)."""
         self._warn_if_outside_step()
@@ -299,14 +307,6 @@ class MultiplicativeLR(LRScheduler):
             return _current_lrs(self.optimizer)
         factors = _lambda_factors("MultiplicativeLR", self.lr_lambdas, self.last_epoch)
         return [group["lr"] * factor for factor, group in zip(factors, self.optimizer.param_groups)]
-
-    def state_dict(self) -> dict:
-        """See ``LambdaLR.state_dict``."""
-        return _state_without_lambdas(self)
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        """See ``LambdaLR.load_state_dict``."""
-        _load_with_lambdas(self, state_dict)
 
 
 def _lambdas(optimizer: Optimizer, lr_lambda) -> list:
@@ -381,7 +381,7 @@ class StepLR(LRScheduler):
         self._warn_if_outside_step()
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _current_lrs(self.optimizer)
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return _scaled_lrs(self.optimizer, self.gamma)
 
     def _closed_form_lr(self) -> list:
         return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
@@ -420,7 +420,7 @@ class MultiStepLR(LRScheduler):
         if self.last_epoch not in self.milestones:
             return _current_lrs(self.optimizer)
         factor = self.gamma ** self.milestones[self.last_epoch]
-        return [group["lr"] * factor for group in self.optimizer.param_groups]
+        return _scaled_lrs(self.optimizer, factor)
 
     def _closed_form_lr(self) -> list:
         milestones = sorted(self.milestones.elements())
@@ -458,12 +458,12 @@ class ConstantLR(LRScheduler):
         """The current rates times ``factor`` at epoch 0, divided by it at ``total_iters``."""
         self._warn_if_outside_step()
         if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+            return _scaled_lrs(self.optimizer, self.factor)
         if self.last_epoch != self.total_iters:
             return _current_lrs(self.optimizer)
         if self.factor == 0:  # a rate of 0 cannot be divided back (PyTorch's ZeroDivisionError): start from base_lrs
             return self._closed_form_lr()
-        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+        return _scaled_lrs(self.optimizer, (1.0 / self.factor))
 
     def _closed_form_lr(self) -> list:
         done = self.last_epoch >= self.total_iters
@@ -503,12 +503,12 @@ class LinearLR(LRScheduler):
         """The current rates times the ratio of this epoch's factor to the previous one's."""
         self._warn_if_outside_step()
         if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+            return _scaled_lrs(self.optimizer, self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _current_lrs(self.optimizer)
         span = self.end_factor - self.start_factor
         ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
-        return [group["lr"] * ratio for group in self.optimizer.param_groups]
+        return _scaled_lrs(self.optimizer, ratio)
 
     def _closed_form_lr(self) -> list:
         span = self.end_factor - self.start_factor
@@ -535,7 +535,7 @@ class ExponentialLR(LRScheduler):
         self._warn_if_outside_step()
         if self._is_initial:
             return _current_lrs(self.optimizer)
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        return _scaled_lrs(self.optimizer, self.gamma)
 
     def _closed_form_lr(self) -> list:
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
@@ -564,7 +564,7 @@ class PolynomialLR(LRScheduler):
             return _current_lrs(self.optimizer)
         ratio = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters))
         factor = ratio**self.power
-        return [group["lr"] * factor for group in self.optimizer.param_groups]
+        return _scaled_lrs(self.optimizer, factor)
 
     def _closed_form_lr(self) -> list:
         done = min(self.total_iters, self.last_epoch)

@@ -25,6 +25,7 @@ import numpy as np
 from minigrad import backend
 from minigrad.grad_mode import enable_grad, no_grad
 from minigrad.nn.module import reset_grad
+from minigrad.optim.updates import subtract_scaled_ as subtract_scaled_  # re-exported: it lived here before
 from minigrad.tensor import Tensor
 from minigrad.views import bump_version
 
@@ -85,11 +86,17 @@ class Optimizer:
         for group in param_groups:
             self.add_param_group(group)
 
+    # The hyper-parameters that must be >= 0, in the order they are checked, each with the words its
+    # error message uses ("SGD: invalid learning rate lr=-1, expected lr >= 0").
+    _non_negative: dict = {}
+
     def _check_hyperparameters(self, group: dict) -> None:
         """Raise ValueError naming the argument when a hyper-parameter in ``group`` is invalid.
 
-        The base optimizer has no hyper-parameters of its own; subclasses check theirs.
+        The base checks the subclass's ``_non_negative`` entries; subclasses add their other rules.
         """
+        for name, label in self._non_negative.items():
+            check_non_negative(group, name, type(self).__name__, label)
 
     # -- parameter groups --------------------------------------------------
 
@@ -329,29 +336,37 @@ class _Scratch:
         return buffer[:nbytes].view(array.dtype).reshape(array.shape)
 
 
-# Elements per chunk of an in-place update on the CPU: the scaled temporary (256 KiB in float32) stays in
-# cache, so a large update reads and writes memory once instead of twice (64 MiB: 17.6 -> 12.1 ms here).
-_UPDATE_CHUNK = 1 << 16
+def params_with_grad(group: dict):
+    """Each parameter of ``group`` that has a gradient, as ``(p, param, grad, xp)``.
 
-
-def subtract_scaled_(xp, param, direction, scale, scratch) -> None:
-    """``param -= scale * direction`` in place (same shape and dtype), computed as PyTorch's SGD does.
-
-    Large contiguous NumPy arrays are updated chunk by chunk; the result is
-    the same, element for element, as the one-shot update.
+    ``param`` and ``grad`` are the raw arrays (the gradient checked by
+    ``check_grad``), ``xp`` their array module: the common head of every
+    optimizer's per-parameter loop.
     """
-    if xp is np and param.size > _UPDATE_CHUNK and param.flags.c_contiguous and direction.flags.c_contiguous:
-        flat_param, flat_direction = param.reshape(-1), direction.reshape(-1)
-        chunk = np.empty(_UPDATE_CHUNK, dtype=param.dtype)
-        for start in range(0, param.size, _UPDATE_CHUNK):
-            stop = min(start + _UPDATE_CHUNK, param.size)
-            part = chunk[: stop - start]
-            np.multiply(flat_direction[start:stop], scale, out=part)
-            np.subtract(flat_param[start:stop], part, out=flat_param[start:stop])
-        return
-    update = scratch.like(param, 1)
-    xp.multiply(direction, scale, out=update)
-    xp.subtract(param, update, out=param)
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        param = p.array
+        yield p, param, check_grad(p), backend.get_array_module(param)
+
+
+def init_state(state: dict, param, *names: str) -> None:
+    """Fill a parameter's empty ``state``: ``"step"`` and a zero buffer for each of ``names``.
+
+    ``"step"`` is a float32 scalar Tensor on the CPU, as in PyTorch; each
+    buffer is a zero Tensor with the shape, dtype and device of the array
+    ``param``.
+    """
+    state["step"] = Tensor(np.array(0.0, dtype=np.float32))
+    for name in names:
+        state[name] = zeros_state(param)
+
+
+def zeros_state(param) -> Tensor:
+    """A zero Tensor with the shape, dtype and device of the array ``param`` (a buffer's start)."""
+    xp = backend.get_array_module(param)
+    with backend.device_context(backend.device_of(param)):
+        return Tensor(xp.zeros_like(param))
 
 
 def _count_updates(params) -> None:

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from minigrad import backend
-from minigrad.optim.adam import _lerp_
-from minigrad.optim.optimizer import Optimizer, check_grad, check_non_negative, subtract_scaled_
-from minigrad.optim.sgd import _direction
-from minigrad.tensor import Tensor
+from minigrad.optim.optimizer import Optimizer, init_state, params_with_grad, zeros_state
+from minigrad.optim.updates import add_divided_, decay_square_average_, lerp_, regularized_grad, subtract_scaled_
 
 
 class RMSprop(Optimizer):
@@ -54,6 +49,9 @@ class RMSprop(Optimizer):
             message names the argument).
     """
 
+    _non_negative = {"lr": "learning rate", "eps": "epsilon value", "momentum": "momentum value",
+                     "weight_decay": "weight_decay value", "alpha": "alpha value"}
+
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, *,
                  maximize: bool = False):
@@ -61,38 +59,22 @@ class RMSprop(Optimizer):
                     "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)
 
-    def _check_hyperparameters(self, group: dict) -> None:
-        check_non_negative(group, "lr", "RMSprop", "learning rate")
-        check_non_negative(group, "eps", "RMSprop", "epsilon value")
-        check_non_negative(group, "momentum", "RMSprop", "momentum value")
-        check_non_negative(group, "weight_decay", "RMSprop", "weight_decay value")
-        check_non_negative(group, "alpha", "RMSprop", "alpha value")
-
     def _step_group(self, group, scratch) -> None:
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
         momentum, centered = group["momentum"], group["centered"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            param, grad = p.array, check_grad(p)
-            xp = backend.get_array_module(param)
+        for p, param, grad, xp in params_with_grad(group):
             state = self.state[p]
             if not state:
-                state["step"] = Tensor(np.array(0.0, dtype=np.float32))
-                state["square_avg"] = _zeros_like(xp, param)
+                init_state(state, param, "square_avg")
             state["step"].array += 1
-            grad = _direction(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
-
+            grad = regularized_grad(xp, param, grad, group["weight_decay"], group["maximize"], scratch)
             square_avg = state["square_avg"].array
-            square_avg *= alpha
-            squared = xp.multiply(grad, 1 - alpha, out=scratch.like(param, 1))
-            squared *= grad
-            square_avg += squared
+            decay_square_average_(xp, square_avg, grad, alpha, scratch.like(param, 1))
 
             avg = scratch.like(param, 2)
             if centered:
-                grad_avg = _buffer(state, "grad_avg", xp, param)
-                _lerp_(xp, grad_avg, grad, 1 - alpha, scratch.like(param, 1))
+                grad_avg = _buffer(state, "grad_avg", param)
+                lerp_(xp, grad_avg, grad, 1 - alpha, scratch.like(param, 1))
                 xp.multiply(grad_avg, grad_avg, out=avg)
                 xp.subtract(square_avg, avg, out=avg)
                 xp.sqrt(avg, out=avg)
@@ -101,25 +83,16 @@ class RMSprop(Optimizer):
             avg += eps
 
             if momentum > 0:
-                buffer = _buffer(state, "momentum_buffer", xp, param)
+                buffer = _buffer(state, "momentum_buffer", param)
                 buffer *= momentum
                 buffer += xp.divide(grad, avg, out=scratch.like(param, 1))
                 subtract_scaled_(xp, param, buffer, lr, scratch)
             else:
-                # PyTorch's addcdiv order: (-lr * g) / avg, then added.
-                update = xp.multiply(grad, -lr, out=scratch.like(param, 1))
-                update /= avg
-                param += update
+                add_divided_(xp, param, grad, avg, -lr, scratch.like(param, 1))
 
 
-def _zeros_like(xp, param) -> Tensor:
-    """A zero Tensor shaped like ``param``, on its device."""
-    with backend.device_context(backend.device_of(param)):
-        return Tensor(xp.zeros_like(param))
-
-
-def _buffer(state: dict, name: str, xp, param):
-    """The array of ``state[name]``, created zero when missing."""
+def _buffer(state: dict, name: str, param):
+    """The array of ``state[name]``, created zero (like the array ``param``) when missing."""
     if name not in state:
-        state[name] = _zeros_like(xp, param)
+        state[name] = zeros_state(param)
     return state[name].array

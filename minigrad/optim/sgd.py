@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from minigrad import backend
-from minigrad.optim.optimizer import Optimizer, check_grad, check_non_negative, subtract_scaled_
+from minigrad.optim.optimizer import Optimizer, params_with_grad
+from minigrad.optim.updates import regularized_grad, subtract_scaled_
 from minigrad.tensor import Tensor
 
 
@@ -36,6 +36,8 @@ class SGD(Optimizer):
             momentum / with dampening (the message names the argument).
     """
 
+    _non_negative = {"lr": "learning rate", "momentum": "momentum value", "weight_decay": "weight_decay value"}
+
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False):
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
@@ -43,9 +45,7 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: dict) -> None:
-        check_non_negative(group, "lr", "SGD", "learning rate")
-        check_non_negative(group, "momentum", "SGD", "momentum value")
-        check_non_negative(group, "weight_decay", "SGD", "weight_decay value")
+        super()._check_hyperparameters(group)
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(
                 "SGD: nesterov=True requires a momentum > 0 and zero dampening, got "
@@ -55,12 +55,8 @@ class SGD(Optimizer):
     def _step_group(self, group, scratch) -> None:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
         weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            param, grad = p.array, check_grad(p)
-            xp = backend.get_array_module(param)
-            direction = _direction(xp, param, grad, weight_decay, maximize, scratch)
+        for p, param, grad, xp in params_with_grad(group):
+            direction = regularized_grad(xp, param, grad, weight_decay, maximize, scratch)
             if momentum != 0:
                 direction = self._momentum(p, xp, direction, momentum, dampening, nesterov, scratch)
             subtract_scaled_(xp, param, direction, lr, scratch)
@@ -87,20 +83,3 @@ class SGD(Optimizer):
         xp.multiply(buffer.array, momentum, out=ahead)
         xp.add(direction, ahead, out=ahead)
         return ahead
-
-
-def _direction(xp, param, grad, weight_decay, maximize, scratch):
-    """``(-grad if maximize else grad) + weight_decay * param``, in scratch slot 0 unless it is ``grad``."""
-    if weight_decay != 0:
-        out = scratch.like(param, 0)
-        xp.multiply(param, weight_decay, out=out)
-        if maximize:
-            xp.subtract(out, grad, out=out)
-        else:
-            xp.add(grad, out, out=out)
-        return out
-    if maximize:
-        out = scratch.like(param, 0)
-        xp.negative(grad, out=out)
-        return out
-    return grad

@@ -36,6 +36,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+from minigrad_dist.run import kill_process_group
+
 RESULT_PREFIX = "@@RESULT "
 WORKER_MODULE = "minigrad_dist.testing.pool_worker"
 
@@ -169,12 +171,8 @@ class MPIPool:
             selector.close()
 
     def _kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=10)
+        if self.proc is not None:
+            kill_process_group(self.proc, timeout=10)
         self.proc = None
 
     def close(self) -> None:
