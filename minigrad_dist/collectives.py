@@ -462,24 +462,23 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):
     """Collect every rank's ``tensor`` into ``gather_list`` on global rank ``dst``."""
-    g = _group(group)
-    array = _array(tensor, "gather")
-    root = _group_rank(g, dst, "gather", "dst")
-    outputs = []
-    if g.rank() == root:
-        outputs = _output_list(gather_list, g.size(), array, "gather", "gather_list")
+    g, array, root, outputs = _rooted(group, tensor, dst, gather_list, "gather", "dst", "gather_list")
     return _run(g.gather, async_op, array, outputs, root)
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
     """Rank r receives ``scatter_list[r]`` of global rank ``src`` into ``tensor``."""
-    g = _group(group)
-    array = _array(tensor, "scatter")
-    root = _group_rank(g, src, "scatter", "src")
-    inputs = []
-    if g.rank() == root:
-        inputs = _output_list(scatter_list, g.size(), array, "scatter", "scatter_list")
+    g, array, root, inputs = _rooted(group, tensor, src, scatter_list, "scatter", "src", "scatter_list")
     return _run(g.scatter, async_op, array, inputs, root)
+
+
+def _rooted(group, tensor, rank, tensor_list, fn, what, list_name):
+    """``(group, array, root, arrays)`` of a gather or scatter; ``arrays`` (one per rank) checked on the root only."""
+    g = _group(group)
+    array = _array(tensor, fn)
+    root = _group_rank(g, rank, fn, what)
+    arrays = _output_list(tensor_list, g.size(), array, fn, list_name) if g.rank() == root else []
+    return g, array, root, arrays
 
 
 def barrier(group=None, async_op=False):
@@ -653,7 +652,7 @@ def _alltoallv(group, fn, send, send_counts, recv, recv_counts, unpack, result, 
     meta[:, 0] = send_counts
     meta[:, 1] = code
     told = np.empty_like(meta)
-    Work(comm.Ialltoall(meta, told), op_name=f"{fn} (size exchange)").wait(_world.timeout)
+    Work(comm.Ialltoall(meta, told), op_name=f"{fn} (size exchange)", spin=group.spin_wait).wait(_world.timeout)
     wrong = [j for j in range(n) if told[j, 0] != recv_counts[j] or (told[j, 0] and told[j, 1] != code)]
     send_buf = mpi_buffer(send)
     send_bytes = send_buf.reshape(-1).view(np.uint8) if send_buf.size else np.empty(0, np.uint8)
@@ -670,7 +669,7 @@ def _alltoallv(group, fn, send, send_counts, recv, recv_counts, unpack, result, 
         [recv_bytes, (list(recv_counts), _offsets(recv_counts)), MPI.BYTE],
     )
     if wrong:
-        Work(request, op_name=fn).wait(_world.timeout)
+        Work(request, op_name=fn, spin=group.spin_wait).wait(_world.timeout)
         details = "; ".join(
             f"rank {group.world_ranks[j]} sent {told[j, 0]} bytes of {dtype_of_code(int(told[j, 1]))}, "
             f"expected {expected[j]} bytes of {recv.dtype}"
@@ -684,7 +683,7 @@ def _alltoallv(group, fn, send, send_counts, recv, recv_counts, unpack, result, 
         if unpack is not None:
             unpack()
 
-    work = Work(request, finish, result, fn)
+    work = Work(request, finish, result, fn, group.spin_wait)
     if async_op:
         return work
     work.wait(_world.timeout)

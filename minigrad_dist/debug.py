@@ -12,15 +12,16 @@ the same ``RuntimeError`` listing each rank's call::
 
     rank 0: all_reduce(shape=(3,), float32, SUM); rank 1: all_reduce(shape=(4,), float32, SUM)
 
-What is checked: every collective method of every ``ProcessGroup`` (and of
-subclasses that do not override them), hence the module-level collectives
-(``all_reduce``, ``broadcast``, ..., the ``*_object`` ones) on any group and
+What is checked: every collective method of ``ProcessGroup`` (and of its
+subclasses) starts with ``if debug.checking(): debug.verify(self, call)``,
+naming its call; hence the module-level collectives (``all_reduce``,
+``broadcast``, ..., the ``*_object`` ones) on any group and
 DistributedDataParallel's bucket allreduces, buffer broadcasts and control
-messages. The checks are installed on the ``ProcessGroup`` class while the
-level is ``DETAIL`` and removed when it is set back to ``OFF``, so a run
-without debug mode pays nothing; since the class is shared, every group of
-the process checks, which keeps the ranks' checks in step as long as every
-rank sets the same level at the same point of the program.
+messages are checked. A run without debug mode pays one test of the level
+per collective. The level is one for the whole process, so every group
+checks, which keeps the ranks' checks in step as long as every rank sets
+the same level at the same point of the program. Each group keeps its
+checker (``group.debug_checker``) and frees it in ``destroy()``.
 
 The check costs one small allgather per collective and makes every
 collective synchronous (a rank waits for all others to reach the same call),
@@ -36,13 +37,10 @@ it. PyTorch's intermediate ``INFO`` level is not reproduced.
 from __future__ import annotations
 
 import enum
-import functools
 import hashlib
 import os
 
 import numpy as np
-
-from minigrad_dist.process_group import ProcessGroup, ReduceOp, Work
 
 __all__ = ["DebugLevel", "get_debug_level", "set_debug_level", "set_debug_level_from_env"]
 
@@ -58,8 +56,9 @@ class DebugLevel(enum.Enum):
 
 
 class _State:
+    """The process's debug level (one for every group: the ranks' checks must stay in step)."""
+
     level = DebugLevel.OFF
-    originals = {}  # collective method name -> ProcessGroup's own function, while checks are installed
 
 
 def get_debug_level() -> DebugLevel:
@@ -77,16 +76,13 @@ def set_debug_level(level) -> None:
         ValueError: an unknown level name.
         TypeError: ``level`` is neither a DebugLevel nor a str.
     """
-    level = _parse_level(level, "set_debug_level")
-    if level is DebugLevel.DETAIL:
-        _install_checks()
-    else:
-        _remove_checks()
-    _State.level = level
+    _State.level = _parse_level(level, "set_debug_level")
 
 
 def set_debug_level_from_env() -> None:
     """Set the level from ``MINIGRAD_DIST_DEBUG`` when it is set (left unchanged otherwise).
+
+    ``init_process_group`` calls it: the variable is read there, once.
 
     Raises:
         ValueError: the variable holds an unknown level.
@@ -108,85 +104,33 @@ def _parse_level(level, where: str) -> DebugLevel:
         raise ValueError(f"{where}: unknown debug level {level!r}; expected one of {names}") from None
 
 
-# -- what each collective method is called with --------------------------------------------
+# -- what every collective calls ----------------------------------------------------------------
 
 
-def _tensor(array) -> str:
+def checking() -> bool:
+    """True while the level is ``DETAIL``: each collective then calls ``verify`` before it communicates."""
+    return _State.level is DebugLevel.DETAIL
+
+
+def tensor_text(array) -> str:
+    """``shape=(3,), float32``: how a call description names a tensor."""
     return f"shape={tuple(array.shape)}, {array.dtype}"
 
 
-def _root(group, rank) -> int:
-    return group.world_ranks[rank]
+def verify(group, call: str) -> None:
+    """Check that every rank of ``group`` makes the same ``call`` now (see the module docstring).
 
+    ``call`` describes this rank's collective, e.g. ``all_reduce(shape=(3,),
+    float32, SUM)``, with roots as global ranks. Collective: every rank of
+    the group must call it.
 
-_DESCRIBE = {
-    "allreduce": lambda g, array, op=ReduceOp.SUM, async_op=False: f"all_reduce({_tensor(array)}, {op.name})",
-    "broadcast": lambda g, array, src, async_op=False: f"broadcast({_tensor(array)}, src={_root(g, src)})",
-    "allgather": lambda g, outputs, array, async_op=False: f"all_gather({_tensor(array)})",
-    "reduce_scatter": lambda g, output, inputs, op=ReduceOp.SUM, async_op=False: (
-        f"reduce_scatter({_tensor(output)}, inputs={len(inputs)}, {op.name})"
-    ),
-    "reduce": lambda g, array, dst, op=ReduceOp.SUM, async_op=False: (
-        f"reduce({_tensor(array)}, {op.name}, dst={_root(g, dst)})"
-    ),
-    "gather": lambda g, array, outputs, dst, async_op=False: f"gather({_tensor(array)}, dst={_root(g, dst)})",
-    "scatter": lambda g, array, inputs, src, async_op=False: (
-        f"scatter({_tensor(array)}, src={_root(g, src)})"
-    ),
-    "barrier": lambda g, async_op=False: "barrier()",
-    "allgather_obj": lambda g, obj: "all_gather_object()",
-    "bcast_obj": lambda g, obj, src: f"broadcast_object_list(src={_root(g, src)})",
-    "gather_obj": lambda g, obj, dst: f"gather_object(dst={_root(g, dst)})",
-    "scatter_obj": lambda g, objs, src: f"scatter_object_list(src={_root(g, src)})",
-}
-
-
-def _install_checks() -> None:
-    if _State.originals:
-        return
-    for name, describe in _DESCRIBE.items():
-        original = ProcessGroup.__dict__[name]
-        _State.originals[name] = original
-        setattr(ProcessGroup, name, _checked(original, describe))
-    # Stays installed once checks were on: a group may hold a checker communicator to free.
-    ProcessGroup.destroy = _freeing_checker(ProcessGroup.__dict__["destroy"])
-
-
-def _remove_checks() -> None:
-    for name, original in _State.originals.items():
-        setattr(ProcessGroup, name, original)
-    _State.originals = {}
-
-
-def _checked(method, describe):
-    @functools.wraps(method)
-    def checked(self, *args, **kwargs):
-        _checker_of(self).verify(describe(self, *args, **kwargs))
-        return method(self, *args, **kwargs)
-
-    return checked
-
-
-def _freeing_checker(destroy):
-    if getattr(destroy, "_frees_debug_checker", False):
-        return destroy
-
-    @functools.wraps(destroy)
-    def destroy_and_free_checker(self):
-        checker = self.__dict__.pop("_debug_checker", None)
-        if checker is not None:
-            checker.free()
-        destroy(self)
-
-    destroy_and_free_checker._frees_debug_checker = True
-    return destroy_and_free_checker
-
-
-def _checker_of(group) -> _Checker:
-    checker = group.__dict__.get("_debug_checker")
-    if checker is None:
-        checker = group.__dict__["_debug_checker"] = _Checker(group)
-    return checker
+    Raises:
+        RuntimeError: the ranks' calls differ (on every rank, listing every rank's call).
+        TimeoutError: some rank did not reach a collective within the collective timeout.
+    """
+    if group.debug_checker is None:
+        group.debug_checker = _Checker(group)
+    group.debug_checker.verify(call)
 
 
 # -- the check -----------------------------------------------------------------------
@@ -212,7 +156,7 @@ class _Checker:
         comm = self._communicator(call, timeout)
         mine = np.frombuffer(hashlib.blake2b(call.encode(), digest_size=_DIGEST_BYTES).digest(), np.uint8)
         everyone = np.empty((comm.Get_size(), _DIGEST_BYTES), dtype=np.uint8)
-        Work(comm.Iallgather(mine, everyone), op_name=f"{call} (debug consistency check)").wait(timeout)
+        self._wait(comm.Iallgather(mine, everyone), f"{call} (debug consistency check)", timeout)
         if (everyone == everyone[0]).all():
             return
         calls = comm.allgather(call)  # every rank saw the mismatch, so every rank is here
@@ -226,9 +170,15 @@ class _Checker:
     def _communicator(self, call: str, timeout):
         if self._comm is None:
             comm, request = self._group.comm.Idup()
-            Work(request, op_name=f"{call} (creating the debug checker's communicator)").wait(timeout)
+            self._wait(request, f"{call} (creating the debug checker's communicator)", timeout)
             self._comm = comm
         return self._comm
+
+    def _wait(self, request, what: str, timeout) -> None:
+        """Wait for ``request`` as the group's collectives do; a ``TimeoutError`` names ``what``."""
+        from minigrad_dist.process_group import Work  # noqa: PLC0415  (process_group imports this module)
+
+        Work(request, op_name=what, spin=self._group.spin_wait).wait(timeout)
 
     def free(self) -> None:
         """Free the checker's communicator."""

@@ -17,8 +17,9 @@ sender's shape and dtype against its own tensor: a mismatch raises a
 message is cut by MPI, a shorter or differently typed one is caught by
 the header).
 
-Waits are polite (``Work.wait``: test, yield, sleep), never a core-spinning
-blocking MPI call. GPU tensors are staged through host memory.
+Waits are polite (``Work.wait``: test, yield, sleep; see ``waiting``), not a
+core-spinning blocking MPI call (unless ``MINIGRAD_DIST_WAIT=spin``, see
+``ProcessGroup.spin_wait``). GPU tensors are staged through host memory.
 """
 
 from __future__ import annotations
@@ -41,15 +42,15 @@ class P2PWork(Work):
     """The handle of an ``isend``/``irecv``: ``wait()``, ``is_completed()``, and the sender's rank.
 
     ``wait()`` raises the receive's error (a size or dtype mismatch) every
-    time it is called once the message has arrived.
+    time it is called once the message has arrived. ``spin``: as for ``Work``.
     """
 
     __slots__ = ("_error", "_source")
 
-    def __init__(self, request, on_complete, result, op_name):
+    def __init__(self, request, on_complete, result, op_name, spin=False):
         self._error = None
         self._source = None
-        super().__init__(request, on_complete, result, op_name)
+        super().__init__(request, on_complete, result, op_name, spin)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the message is sent or received (see ``Work.wait``); returns True.
@@ -119,7 +120,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None) -> P2PWork:
     header[4 : 4 + array.ndim] = array.shape
     data = array if backend.device_of(array) == "cpu" else _staged_copy(array)
     request = _post(comm.Isend, header, data, peer, tag)
-    return P2PWork(request, None, [array], "isend")
+    return P2PWork(request, None, [array], "isend", g.spin_wait)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None) -> P2PWork:
@@ -150,7 +151,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None) -> P2PWork:
             array[...] = backend.to_device(data, backend.device_of(array))
         work._source = g.world_ranks[int(header[1])]
 
-    work = P2PWork(request, check, [array], "irecv")
+    work = P2PWork(request, check, [array], "irecv", g.spin_wait)
     return work
 
 

@@ -17,41 +17,26 @@ module-level API in ``collectives.py`` translates PyTorch's global ranks.
 from __future__ import annotations
 
 import enum
-import os
-import time
 
 import numpy as np
 
 from minigrad import backend
+from minigrad_dist import debug, waiting
 from minigrad_dist.futures import Future
 from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
 
-# MINIGRAD_DIST_WAIT=spin makes untimed waits block inside MPI (faster when every
-# rank has a core of its own and nothing else to run).
-SPIN_WAIT = os.environ.get("MINIGRAD_DIST_WAIT", "yield").lower() == "spin"
-_YIELD_SECONDS = 2e-3  # a polite wait yields the CPU between tests this long before it starts sleeping
-_SLEEP_SECONDS = 5e-5
+# How a collective's wait pauses (waiting.py). It yields first: a large message crosses shared memory in chunks,
+# each needing both ranks to poll, so a sleeping rank would stretch every chunk. After 2 ms most polls still
+# yield, and one in 64 sleeps 50 us, so a long wait leaves the CPU to the ranks that still work.
+COLLECTIVE_BACKOFF = waiting.Backoff(yield_window=2e-3, first_sleep=5e-5, longest_sleep=5e-5, yields_per_sleep=63)
 
 
 def wait_politely(done, timeout: float | None) -> bool:
     """Call ``done()`` until it returns True, yielding the CPU in between; False if ``timeout`` passed.
 
-    Yields first: a large message crosses shared memory in chunks, each needing
-    both ranks to poll, so a sleeping rank would stretch every chunk. After
-    2 ms most polls still yield, and one in 64 sleeps 50 us (and checks the
-    deadline), so a long wait leaves the CPU to the ranks that still work.
+    ``waiting.wait_until`` with the collectives' schedule (``COLLECTIVE_BACKOFF``).
     """
-    start = time.monotonic()
-    polls = 0
-    while not done():
-        polls += 1
-        if polls & 63 or time.monotonic() - start < _YIELD_SECONDS:
-            os.sched_yield()
-            continue
-        time.sleep(_SLEEP_SECONDS)
-        if timeout is not None and time.monotonic() - start > timeout:
-            return False
-    return True
+    return waiting.wait_until(done, timeout, COLLECTIVE_BACKOFF)
 
 
 class ReduceOp(enum.Enum):
@@ -79,18 +64,20 @@ class Work:
     """Handle of a collective; ``wait()`` blocks until it is done.
 
     ``on_complete`` runs exactly once when the request is seen complete
-    (copying staged buffers back, dividing for AVG).
+    (copying staged buffers back, dividing for AVG). With ``spin`` (the
+    group's ``spin_wait``), a ``wait()`` without timeout blocks inside MPI.
     """
 
-    __slots__ = ("_request", "_on_complete", "_done", "_result", "op_name", "_future")
+    __slots__ = ("_request", "_on_complete", "_done", "_result", "op_name", "_future", "_spin")
 
-    def __init__(self, request=None, on_complete=None, result=None, op_name="collective"):
+    def __init__(self, request=None, on_complete=None, result=None, op_name="collective", spin=False):
         self._request = request
         self._on_complete = on_complete
         self._done = request is None
         self._result = result
         self.op_name = op_name
         self._future = None
+        self._spin = spin
         if self._done and on_complete is not None:
             on_complete()
             self._on_complete = None
@@ -107,7 +94,8 @@ class Work:
         Waits politely (``wait_politely``): it tests the request and yields
         the CPU between tests instead of spinning inside MPI, because on a
         machine where ranks share cores a spinning rank slows down the rank
-        it is waiting for.
+        it is waiting for. Blocks inside MPI instead when built with ``spin``
+        and ``timeout`` is None (``MINIGRAD_DIST_WAIT=spin``).
 
         Args:
             timeout: seconds to wait at most (None: forever).
@@ -118,11 +106,10 @@ class Work:
         if self._done:
             return True
         request = self._request
-        if SPIN_WAIT:
-            if timeout is None:
-                request.Wait()
-                self._complete()
-                return True
+        if self._spin and timeout is None:
+            request.Wait()
+            self._complete()
+            return True
         if not wait_politely(request.Test, timeout):
             raise TimeoutError(
                 f"{self.op_name} did not complete within {timeout:.1f} s: some rank of the group "
@@ -187,9 +174,16 @@ def _chain(*callbacks):
 class ProcessGroup:
     """A group of MPI ranks that run collectives together.
 
+    Every collective first calls the debug checker when the debug level is
+    ``DETAIL`` (``debug.py``: all ranks must make the same call).
+
     Args:
         comm: an mpi4py communicator; the group duplicates it.
         world_ranks: the global rank of each member, in group-rank order.
+
+    Attributes:
+        spin_wait: untimed waits block inside MPI instead of polling politely
+            (``MINIGRAD_DIST_WAIT=spin``, read when the group is built).
     """
 
     def __init__(self, comm, world_ranks=None):
@@ -197,6 +191,8 @@ class ProcessGroup:
         self._rank = self.comm.Get_rank()
         self._size = self.comm.Get_size()
         self.world_ranks = list(world_ranks) if world_ranks is not None else list(range(self._size))
+        self.spin_wait = waiting.spin_requested()
+        self.debug_checker = None  # made by the first collective checked in debug mode (debug.verify)
 
     def rank(self) -> int:
         """This process's rank within the group."""
@@ -211,7 +207,10 @@ class ProcessGroup:
         return self.comm
 
     def destroy(self) -> None:
-        """Free the duplicated communicator(s)."""
+        """Free the duplicated communicator(s), and the debug checker's."""
+        if self.debug_checker is not None:
+            self.debug_checker.free()
+            self.debug_checker = None
         if self.comm is not None:
             self.comm.Free()
             self.comm = None
@@ -221,6 +220,8 @@ class ProcessGroup:
     def allreduce(self, array, op=ReduceOp.SUM, async_op=False) -> Work:
         """Reduce ``array`` across the group, in place on every rank."""
         _check_buffer(array, "all_reduce")
+        if debug.checking():
+            debug.verify(self, f"all_reduce({debug.tensor_text(array)}, {op.name})")
         MPI = load_mpi()
         divide = _avg_divider(array, self._size) if op is ReduceOp.AVG else None
         buf = mpi_buffer(array)
@@ -228,24 +229,28 @@ class ProcessGroup:
         copy_back = None if buf is array else (lambda: finish_buffer(array, buf))
         done = _chain(copy_back, divide)
         if async_op:
-            return Work(comm.Iallreduce(MPI.IN_PLACE, buf, _mpi_op(op)), done, [array], "all_reduce")
+            return Work(comm.Iallreduce(MPI.IN_PLACE, buf, _mpi_op(op)), done, [array], "all_reduce", self.spin_wait)
         comm.Allreduce(MPI.IN_PLACE, buf, _mpi_op(op))
         return Work(None, done, [array], "all_reduce")
 
     def broadcast(self, array, src: int, async_op=False) -> Work:
         """Copy ``array`` from group rank ``src`` to every rank (in place)."""
         _check_buffer(array, "broadcast")
+        if debug.checking():
+            debug.verify(self, f"broadcast({debug.tensor_text(array)}, src={self.world_ranks[src]})")
         buf = mpi_buffer(array)
         comm = self._next_comm()
         done = None if buf is array else (lambda: finish_buffer(array, buf))
         if async_op:
-            return Work(comm.Ibcast(buf, root=src), done, [array], "broadcast")
+            return Work(comm.Ibcast(buf, root=src), done, [array], "broadcast", self.spin_wait)
         comm.Bcast(buf, root=src)
         return Work(None, done, [array], "broadcast")
 
     def allgather(self, outputs, array, async_op=False) -> Work:
         """Every rank's ``array`` into ``outputs[r]`` on every rank."""
         _check_buffer(array, "all_gather")
+        if debug.checking():
+            debug.verify(self, f"all_gather({debug.tensor_text(array)})")
         xp_empty = _empty_like_stacked(array, self._size)
         send = mpi_buffer(array)
         recv = mpi_buffer(xp_empty)
@@ -257,13 +262,15 @@ class ProcessGroup:
                 out[...] = xp_empty[r]
 
         if async_op:
-            return Work(comm.Iallgather(send, recv), unpack, outputs, "all_gather")
+            return Work(comm.Iallgather(send, recv), unpack, outputs, "all_gather", self.spin_wait)
         comm.Allgather(send, recv)
         return Work(None, unpack, outputs, "all_gather")
 
     def reduce_scatter(self, output, inputs, op=ReduceOp.SUM, async_op=False) -> Work:
         """Reduce ``inputs[r]`` across ranks; rank r receives the result of slot r in ``output``."""
         _check_buffer(output, "reduce_scatter")
+        if debug.checking():
+            debug.verify(self, f"reduce_scatter({debug.tensor_text(output)}, inputs={len(inputs)}, {op.name})")
         stacked = _stack(inputs)
         divide = _avg_divider(output, self._size) if op is ReduceOp.AVG else None
         send = mpi_buffer(stacked)
@@ -272,13 +279,16 @@ class ProcessGroup:
         copy_back = None if recv is output else (lambda: finish_buffer(output, recv))
         done = _chain(copy_back, divide)
         if async_op:
-            return Work(comm.Ireduce_scatter_block(send, recv, _mpi_op(op)), done, [output], "reduce_scatter")
+            request = comm.Ireduce_scatter_block(send, recv, _mpi_op(op))
+            return Work(request, done, [output], "reduce_scatter", self.spin_wait)
         comm.Reduce_scatter_block(send, recv, _mpi_op(op))
         return Work(None, done, [output], "reduce_scatter")
 
     def reduce(self, array, dst: int, op=ReduceOp.SUM, async_op=False) -> Work:
         """Reduce ``array`` across ranks into ``array`` on group rank ``dst``."""
         _check_buffer(array, "reduce")
+        if debug.checking():
+            debug.verify(self, f"reduce({debug.tensor_text(array)}, {op.name}, dst={self.world_ranks[dst]})")
         MPI = load_mpi()
         is_root = self._rank == dst
         divide = _avg_divider(array, self._size) if op is ReduceOp.AVG and is_root else None
@@ -289,13 +299,15 @@ class ProcessGroup:
         send = MPI.IN_PLACE if is_root else buf
         recv = buf if is_root else None
         if async_op:
-            return Work(comm.Ireduce(send, recv, _mpi_op(op), root=dst), done, [array], "reduce")
+            return Work(comm.Ireduce(send, recv, _mpi_op(op), root=dst), done, [array], "reduce", self.spin_wait)
         comm.Reduce(send, recv, _mpi_op(op), root=dst)
         return Work(None, done, [array], "reduce")
 
     def gather(self, array, outputs, dst: int, async_op=False) -> Work:
         """Every rank's ``array`` into ``outputs[r]`` on group rank ``dst`` (``outputs`` ignored elsewhere)."""
         _check_buffer(array, "gather")
+        if debug.checking():
+            debug.verify(self, f"gather({debug.tensor_text(array)}, dst={self.world_ranks[dst]})")
         is_root = self._rank == dst
         stacked = _empty_like_stacked(array, self._size) if is_root else None
         send = mpi_buffer(array)
@@ -309,28 +321,32 @@ class ProcessGroup:
                     out[...] = stacked[r]
 
         if async_op:
-            return Work(comm.Igather(send, recv, root=dst), unpack, outputs, "gather")
+            return Work(comm.Igather(send, recv, root=dst), unpack, outputs, "gather", self.spin_wait)
         comm.Gather(send, recv, root=dst)
         return Work(None, unpack, outputs, "gather")
 
     def scatter(self, array, inputs, src: int, async_op=False) -> Work:
         """``inputs[r]`` on group rank ``src`` into ``array`` on rank r."""
         _check_buffer(array, "scatter")
+        if debug.checking():
+            debug.verify(self, f"scatter({debug.tensor_text(array)}, src={self.world_ranks[src]})")
         is_root = self._rank == src
         send = mpi_buffer(_stack(inputs)) if is_root else None
         recv = mpi_buffer(array)
         comm = self._next_comm()
         done = None if recv is array else (lambda: finish_buffer(array, recv))
         if async_op:
-            return Work(comm.Iscatter(send, recv, root=src), done, [array], "scatter")
+            return Work(comm.Iscatter(send, recv, root=src), done, [array], "scatter", self.spin_wait)
         comm.Scatter(send, recv, root=src)
         return Work(None, done, [array], "scatter")
 
     def barrier(self, async_op=False) -> Work:
         """Wait until every rank of the group reached the barrier."""
+        if debug.checking():
+            debug.verify(self, "barrier()")
         comm = self._next_comm()
         if async_op:
-            return Work(comm.Ibarrier(), None, None, "barrier")
+            return Work(comm.Ibarrier(), None, None, "barrier", self.spin_wait)
         comm.Barrier()
         return Work(None, None, None, "barrier")
 
@@ -338,18 +354,26 @@ class ProcessGroup:
 
     def allgather_obj(self, obj) -> list:
         """Every rank's ``obj`` as a list indexed by group rank (pickled: trusted job only)."""
+        if debug.checking():
+            debug.verify(self, "all_gather_object()")
         return self._next_comm().allgather(obj)
 
     def bcast_obj(self, obj, src: int):
         """``obj`` from group rank ``src``, returned on every rank."""
+        if debug.checking():
+            debug.verify(self, f"broadcast_object_list(src={self.world_ranks[src]})")
         return self._next_comm().bcast(obj, root=src)
 
     def gather_obj(self, obj, dst: int):
         """Every rank's ``obj`` as a list on ``dst`` (None elsewhere)."""
+        if debug.checking():
+            debug.verify(self, f"gather_object(dst={self.world_ranks[dst]})")
         return self._next_comm().gather(obj, root=dst)
 
     def scatter_obj(self, objs, src: int):
         """``objs[r]`` from ``src`` to rank r."""
+        if debug.checking():
+            debug.verify(self, f"scatter_object_list(src={self.world_ranks[src]})")
         return self._next_comm().scatter(objs, root=src)
 
 

@@ -17,15 +17,7 @@ MPI job; use it only among processes you trust.
 from minigrad_dist.futures import Future
 from minigrad_dist.rpc import functions
 from minigrad_dist.rpc.agent import RemoteError, RpcTimeoutError, WorkerInfo
-from minigrad_dist.rpc.api import (
-    get_worker_info,
-    init_rpc,
-    is_initialized,
-    remote,
-    rpc_async,
-    rpc_sync,
-    shutdown,
-)
+from minigrad_dist.rpc.api import get_worker_info, init_rpc, is_initialized, remote, rpc_async, rpc_sync, shutdown
 from minigrad_dist.rpc.options import BackendType, TensorPipeRpcBackendOptions
 from minigrad_dist.rpc.rref import RRef
 

@@ -132,19 +132,21 @@ def shutdown(graceful: bool = True, timeout: float | None = None) -> None:
     """Stop RPC on this worker.
 
     With ``graceful`` (the default) this is collective: it returns once every
-    worker called it and no request, reply or reference-count message is in
-    flight or running anywhere. Without it, pending futures fail at once.
-    """
-    from minigrad_dist.rpc.functions import shutdown_calls  # noqa: PLC0415  (functions builds on this module)
-    from minigrad_dist.rpc.rref import release_all_owned  # noqa: PLC0415  (rref builds on this module)
+    worker called it, this worker's requests and ``async_execution`` calls
+    have their values, and no request, reply or reference-count message is
+    in flight or running anywhere. Without it, pending futures fail at once.
+    Either way the values this worker owned for RRefs are freed.
 
+    Raises:
+        RuntimeError: RPC is not initialized.
+        TimeoutError: graceful shutdown did not converge within ``timeout``
+            seconds.
+    """
     agent = current_agent()
     try:
-        shutdown_calls(graceful, timeout)  # async_execution calls of this worker still waiting for a value
         agent.shutdown(graceful=graceful, timeout=timeout)
     finally:
         _state.agent = None
-        release_all_owned()
 
 
 def get_worker_info(worker_name: str | None = None) -> WorkerInfo:

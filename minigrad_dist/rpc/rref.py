@@ -2,15 +2,17 @@
 
 Reference counting protocol (ours, simpler than upstream's fork protocol):
 
-1. The owner keeps a table ``rref_id -> entry``; an entry holds the value (a
-   Future: ``remote()`` returns before the value exists) and a count of the
-   live ``RRef`` objects that refer to it, anywhere.
+1. The owner keeps a table ``rref_id -> entry`` (``OwnerTable``, on its
+   RPC agent: ``agent.rrefs``); an entry holds the value (a Future:
+   ``remote()`` returns before the value exists) and a count of the live
+   ``RRef`` objects that refer to it, anywhere. RRef ids are global ids:
+   the creating worker's id in the high bits.
 2. Every RRef object holds exactly one count, and gives it back when it is
    garbage collected: directly on the owner, otherwise with a one-way
-   message sent by the agent's listener (safe from ``__del__``).
+   message sent by the agent's next poller (safe from ``__del__``).
 3. ``remote()``: the caller creates its RRef (one count) and first sends a
    one-way *register* message, then the request that computes the value.
-   One-way messages are handled in arrival order by the owner's listener,
+   One-way messages are handled in arrival order by the owner's pollers,
    and MPI keeps messages from one sender in order, so a *release* from the
    caller can never overtake its *register*.
 4. Sending an RRef to another worker (pickling it) first adds one count at
@@ -26,18 +28,36 @@ from __future__ import annotations
 import itertools
 import threading
 
+from minigrad_dist.autograd.context import id_text, make_global_id
 from minigrad_dist.futures import Future
 from minigrad_dist.rpc import api
 
+# RRef ids stay unique for the life of the process, across init_rpc/shutdown cycles: an RRef of an earlier
+# agent that is collected late sends its release through the current one, and must not hit a newer RRef.
+_ids = itertools.count(1)
 
-class _OwnerTable:
-    """The values this worker owns, with their reference counts."""
 
-    def __init__(self):
+class OwnerTable:
+    """The values one worker owns for RRefs, with their reference counts (its agent's ``rrefs``).
+
+    Args:
+        rank: the owning worker's id (the high bits of the RRef ids it mints).
+    """
+
+    def __init__(self, rank: int):
+        self.rank = rank
         self.lock = threading.RLock()
-        self.entries = {}
+        self.entries = {}  # rref_id -> [value Future, count]
 
-    def add(self, rref_id, count):
+    def new_id(self) -> int:
+        """A fresh RRef id, unique across workers (``autograd.context.make_global_id``)."""
+        return make_global_id(self.rank, _ids)
+
+    def add(self, rref_id, count) -> Future:
+        """Add ``count`` (may be negative) to ``rref_id``'s count, creating the entry; its value Future.
+
+        The entry is dropped (and its value freed) when the count reaches zero.
+        """
         with self.lock:
             entry = self.entries.get(rref_id)
             if entry is None:
@@ -48,11 +68,22 @@ class _OwnerTable:
             return entry[0]
 
     def value_future(self, rref_id) -> Future:
+        """The Future of ``rref_id``'s value.
+
+        Raises:
+            RuntimeError: no RRef to it is left (it was released already).
+        """
         with self.lock:
             entry = self.entries.get(rref_id)
         if entry is None:
-            raise RuntimeError(f"RRef {_id_text(rref_id)} is not known on its owner (it was already released)")
+            raise RuntimeError(f"RRef {id_text(rref_id)} is not known on its owner (it was already released)")
         return entry[0]
+
+    def future_to_compute(self, rref_id) -> Future:
+        """The Future to set ``rref_id``'s value in; a throwaway one if it was released already (compute, then drop)."""
+        with self.lock:
+            entry = self.entries.get(rref_id)
+        return entry[0] if entry is not None else Future()
 
     def __len__(self):
         with self.lock:
@@ -64,43 +95,37 @@ class _OwnerTable:
             self.entries.clear()
 
 
-_table = _OwnerTable()
-_ids = itertools.count(1)
-
-
-def _new_id(agent) -> int:
-    return (agent.rank << 48) | next(_ids)
-
-
-def _id_text(rref_id) -> str:
-    return f"{rref_id >> 48}:{rref_id & (2**48 - 1)}"
+def _owned() -> OwnerTable:
+    """This worker's table of owned values (its agent's)."""
+    return api.current_agent().rrefs
 
 
 def release_all_owned() -> None:
-    """Called by ``rpc.shutdown``: free every value this worker owns."""
-    _table.clear()
+    """Free every value this worker owns (``rpc.shutdown`` does it; nothing when RPC is not running)."""
+    agent = api._state.agent
+    if agent is not None:
+        agent.rrefs.clear()
 
 
 def owned_count() -> int:
-    """How many values this worker owns for live RRefs (for leak tests)."""
-    return len(_table)
+    """How many values this worker owns for live RRefs (for leak tests; 0 when RPC is not running)."""
+    agent = api._state.agent
+    return 0 if agent is None else len(agent.rrefs)
 
 
 # -- owner-side handlers (run through RPC) ---------------------------------------------------
 
 
 def _register(rref_id, count):
-    _table.add(rref_id, count)
+    _owned().add(rref_id, count)
 
 
 def _release(rref_id):
-    _table.add(rref_id, -1)
+    _owned().add(rref_id, -1)
 
 
 def _compute(rref_id, func, args, kwargs):
-    with _table.lock:
-        entry = _table.entries.get(rref_id)
-    future = entry[0] if entry is not None else Future()  # released already: compute, then drop
+    future = _owned().future_to_compute(rref_id)
     try:
         future.set_result(func(*args, **kwargs))
     except BaseException as error:  # noqa: BLE001  (re-raised by to_here)
@@ -108,11 +133,11 @@ def _compute(rref_id, func, args, kwargs):
 
 
 def _fetch(rref_id):
-    return _table.value_future(rref_id).wait()
+    return _owned().value_future(rref_id).wait()
 
 
 def _call_method(rref_id, method, args, kwargs):
-    value = _table.value_future(rref_id).wait()
+    value = _owned().value_future(rref_id).wait()
     return getattr(value, method)(*args, **kwargs)
 
 
@@ -132,9 +157,9 @@ class RRef:
 
     def __init__(self, value):
         agent = api.current_agent()
-        self._rref_id = _new_id(agent)
+        self._rref_id = agent.rrefs.new_id()
         self._owner_id = agent.rank
-        _table.add(self._rref_id, 1).set_result(value)
+        agent.rrefs.add(self._rref_id, 1).set_result(value)
 
     @classmethod
     def _existing(cls, rref_id, owner_id):
@@ -166,7 +191,7 @@ class RRef:
             raise RuntimeError(
                 f"local_value() can only be called on the owner ({self.owner_name()!r}); use to_here() elsewhere"
             )
-        return _table.value_future(self._rref_id).wait()
+        return _owned().value_future(self._rref_id).wait()
 
     def to_here(self, timeout=api._UNSET):
         """A copy of the value on this worker (the value itself on the owner).
@@ -193,7 +218,7 @@ class RRef:
     def __reduce__(self):
         agent = api.current_agent()
         if agent.rank == self._owner_id:
-            _table.add(self._rref_id, 1)
+            agent.rrefs.add(self._rref_id, 1)
         else:
             api.rpc_sync(self._owner_id, _register, (self._rref_id, 1))
         return RRef._existing, (self._rref_id, self._owner_id)
@@ -204,14 +229,14 @@ class RRef:
             return
         try:
             if agent.rank == self._owner_id:
-                _table.add(self._rref_id, -1)
+                agent.rrefs.add(self._rref_id, -1)
             else:
                 agent.oneway_later(self._owner_id, _release, (self._rref_id,))
         except Exception:  # noqa: BLE001  (interpreter shutdown: nothing left to release)
             pass
 
     def __repr__(self):
-        return f"RRef(id={_id_text(self._rref_id)}, owner={self._owner_id})"
+        return f"RRef(id={id_text(self._rref_id)}, owner={self._owner_id})"
 
 
 class _Proxy:
@@ -236,15 +261,19 @@ class _Proxy:
         return call
 
 
-def create_remote(worker, func, args, kwargs, timeout):
-    """``rpc.remote``: register, then compute on the owner; return the RRef at once."""
+def create_remote(worker, func, args, kwargs, timeout, compute=_compute):
+    """``rpc.remote``: register, then compute on the owner; return the RRef at once.
+
+    ``compute(rref_id, func, args, kwargs)`` runs on the owner and sets the
+    value (``_compute``; ``functions`` passes its own for ``async_execution``
+    functions). The compute request has no timeout unless ``timeout`` is a
+    positive number of seconds.
+    """
     agent = api.current_agent()
-    rref_id = _new_id(agent)
-    rref = RRef._existing(rref_id, worker.id)
+    rref = RRef._existing(agent.rrefs.new_id(), worker.id)
     if worker.id == agent.rank:
-        _table.add(rref_id, 1)
-        agent.request(worker.id, _compute, (rref_id, func, args, kwargs), timeout=timeout or 0)
-        return rref
-    agent.oneway(worker.id, _register, (rref_id, 1))
-    agent.request(worker.id, _compute, (rref_id, func, args, kwargs), timeout=timeout or 0)
+        agent.rrefs.add(rref._rref_id, 1)
+    else:
+        agent.oneway(worker.id, _register, (rref._rref_id, 1))
+    agent.request(worker.id, compute, (rref._rref_id, func, args, kwargs), timeout=timeout or 0)
     return rref

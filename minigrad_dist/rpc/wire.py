@@ -9,9 +9,10 @@ than another message. CuPy arrays are moved to host memory for the trip and arri
 CPU.
 
 Tensors are pickled by value (data and ``requires_grad``), never with their
-graph. Two hooks let distributed autograd see them: ``Encoder`` collects
-the Tensors that require grad (the send node's inputs), and ``decode``
-hands the rebuilt ones to a callback (which attaches the recv node).
+graph. Distributed autograd sees them through two results: ``encode``
+returns the Tensors that require grad (the send node's inputs, collected
+by ``Encoder`` when ``track_grad``), and ``decode`` returns the rebuilt
+ones with their slots (the agent then attaches the recv node to them).
 """
 
 from __future__ import annotations

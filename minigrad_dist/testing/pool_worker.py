@@ -2,27 +2,25 @@
 
 Run as ``python -m minigrad_dist.testing.pool_worker`` under ``mpiexec``.
 Ranks wait for the next task, and for slower ranks at the end of a task,
-in a nonblocking barrier tested between short sleeps: a blocking MPI call
-would spin at full speed, and idle pools would then take the CPU from the
-process (and the other pools) doing the work.
+in a nonblocking barrier tested politely (``minigrad_dist.waiting``): a
+blocking MPI call would spin at full speed, and idle pools would then take
+the CPU from the process (and the other pools) doing the work.
 """
 
 from __future__ import annotations
 
 import base64
 import importlib
-import os
 import pickle
 import sys
-import time
 import traceback
 
+from minigrad_dist import waiting
 from minigrad_dist.mpi import load_mpi
 from minigrad_dist.testing.pool import RESULT_PREFIX
 
-_YIELDS = 64  # polls that only yield the CPU before napping: a short wait stays fast
-_SHORT_NAP, _LONG_NAP = 5e-5, 1e-3
-_SHORT_NAPS = 2000  # ~0.1-0.2 s of short naps, then an idle pool wakes 1000 times a second
+# A short wait (ranks finishing a task together) stays fast; an idle pool wakes at most 1000 times a second.
+_BARRIER_BACKOFF = waiting.Backoff(yield_window=waiting.YIELD_WINDOW, first_sleep=5e-5, longest_sleep=1e-3)
 
 
 def _resolve(path: str):
@@ -36,14 +34,7 @@ def _resolve(path: str):
 
 def wait_politely(comm) -> None:
     """Return once every rank of ``comm`` got here, without spinning while waiting."""
-    request = comm.Ibarrier()
-    polls = 0
-    while not request.Test():
-        polls += 1
-        if polls < _YIELDS:
-            os.sched_yield()
-        else:
-            time.sleep(_SHORT_NAP if polls < _YIELDS + _SHORT_NAPS else _LONG_NAP)
+    waiting.wait_until(comm.Ibarrier().Test, backoff=_BARRIER_BACKOFF)
 
 
 def run_task(line: str):
