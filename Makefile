@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: demo test lint bench soak clean notebooks notebooks-build
+.PHONY: demo test lint bench soak clean notebooks notebooks-build docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ notebooks: $(VENV)/.installed
 # Rebuild examples/notebooks/*.ipynb after editing their sources (examples/notebooks/sources/*.py).
 notebooks-build: $(VENV)/.installed
 	$(PY) examples/notebooks/build.py
+
+# The API reference, HTML from the docstrings, in build/docs/ (open build/docs/index.html). Every module is
+# named: pdoc follows a package's __all__ and would skip the submodules it leaves out (minigrad.viz, ...);
+# -W silences its note that a module named this way was already reached through its package.
+docs: $(VENV)/.installed
+	$(PY) -W "ignore:The module specification" -m pdoc --docformat google --output-directory build/docs \
+		$$(find minigrad minigrad_dist -name '*.py' ! -name '_[!_]*' | sort)
 
 # Benchmarks compare with PyTorch; OPENBLAS_CORETYPE slows a current NumPy (see env notes).
 bench: $(VENV)/.installed

@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.utils.data as tdata
-from bench_engine import _entry, alternate
 from sklearn.datasets import load_digits
 from threadpoolctl import threadpool_limits
+from timing import alternate, entry
 
 import minigrad as mg
 import minigrad.utils.data as mdata
@@ -124,7 +124,7 @@ def main(argv=None) -> dict:
             t_mg, t_torch = alternate(
                 epoch_fn(mg_loader, expected_sum, len(y)), epoch_fn(torch_loader, expected_sum, len(y)), rounds, repeat
             )
-            results[name] = _entry(t_mg * 1e3, t_torch * 1e3, "ms per epoch")
+            results[name] = entry(t_mg * 1e3, t_torch * 1e3, "ms per epoch")
     report = {
         "benchmark": "dataloader",
         "data": f"sklearn digits {x.shape[0]}x{x.shape[1]} float32, int64 labels",

@@ -35,26 +35,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from timing import alternate, median_time
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SMALL = ((64, 256, 256, 10), 64)
 LARGE = ((1024, 4096, 4096, 1024), 256)
-
-
-def median_time(fn, repeat, warmup=1):
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def batch(sizes, n, seed):
@@ -114,12 +103,12 @@ def minigrad_role(quick):
         ddp = dist.DistributedDataParallel(model)
         local_step = stepper(local, x, y, mg.optim.SGD(local.parameters(), lr=0.01))
         ddp_step = stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01))
-        t_local, t_ddp = alternate(local_step, ddp_step, rounds, repeat, comm)
+        t_local, t_ddp = alternate(local_step, ddp_step, rounds, repeat, comm.Barrier)
         results[name] = {"local_ms": t_local * 1e3, "local_slowest_ms": max(comm.allgather(t_local)) * 1e3,
                          "ddp_ms": t_ddp * 1e3}
         if name == "large":
             no_overlap = stepper(ddp, x, y, mg.optim.SGD(ddp.parameters(), lr=0.01), overlap=False, ddp=ddp)
-            t_overlap, t_no_overlap = alternate(ddp_step, no_overlap, rounds, repeat, comm)
+            t_overlap, t_no_overlap = alternate(ddp_step, no_overlap, rounds, repeat, comm.Barrier)
             results[name]["overlap_ms"] = t_overlap * 1e3
             results[name]["no_overlap_ms"] = t_no_overlap * 1e3
             results["throughput"] = reducer_throughput(ddp, comm, repeat=3 if quick else 8)
@@ -134,17 +123,6 @@ def minigrad_role(quick):
         ddp.close()
     results["ring_allreduce"] = ring_vs_mpi(comm, quick)
     return results if rank == 0 else None
-
-
-def alternate(first, second, rounds, repeat, comm):
-    """Median step times of two step functions measured in alternating rounds (the machine drifts)."""
-    times_a, times_b = [], []
-    for _ in range(rounds):
-        comm.Barrier()
-        times_a.append(median_time(first, repeat))
-        comm.Barrier()
-        times_b.append(median_time(second, repeat))
-    return statistics.median(times_a), statistics.median(times_b)
 
 
 def ring_vs_mpi(comm, quick):

@@ -20,38 +20,17 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_info, threadpool_limits
+from timing import alternate, entry
 
 import minigrad as mg
 
 HERE = Path(__file__).resolve().parent
-
-
-def timed(fn, repeat: int) -> float:
-    """Median seconds of ``fn()`` over ``repeat`` calls (after one warm-up call)."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
-def alternate(mg_fn, torch_fn, rounds: int, repeat: int) -> tuple[float, float]:
-    """Interleave rounds of both sides; return each side's median of round medians."""
-    mg_times, torch_times = [], []
-    for _ in range(rounds):
-        mg_times.append(timed(mg_fn, repeat))
-        torch_times.append(timed(torch_fn, repeat))
-    return statistics.median(mg_times), statistics.median(torch_times)
 
 
 # -- per-op overhead -----------------------------------------------------------
@@ -82,7 +61,7 @@ def per_op_forward(rounds: int, n: int = 2000) -> dict:
                 op(ta, tb)
 
         t_mg, t_torch = alternate(run_mg, run_torch, rounds, 3)
-        results[name] = _entry(t_mg / n * 1e6, t_torch / n * 1e6, "us")
+        results[name] = entry(t_mg / n * 1e6, t_torch / n * 1e6, "us")
     return results
 
 
@@ -97,7 +76,7 @@ def chain_forward_backward(rounds: int, length: int = 100) -> dict:
         y.sum().backward()
 
     t_mg, t_torch = alternate(lambda: chain(a, b), lambda: chain(ta, tb), rounds, 20)
-    return _entry(t_mg / length * 1e6, t_torch / length * 1e6, "us per op")
+    return entry(t_mg / length * 1e6, t_torch / length * 1e6, "us per op")
 
 
 # -- MLP training step ---------------------------------------------------------
@@ -145,16 +124,7 @@ def mlp_step_pair(sizes, batch):
 def mlp_step(sizes, batch, rounds, repeat) -> dict:
     step_mg, step_torch = mlp_step_pair(sizes, batch)
     t_mg, t_torch = alternate(step_mg, step_torch, rounds, repeat)
-    return _entry(t_mg * 1e3, t_torch * 1e3, "ms")
-
-
-def _entry(mg_value, torch_value, unit) -> dict:
-    return {
-        "minigrad": round(mg_value, 4),
-        "torch": round(torch_value, 4),
-        "ratio": round(mg_value / torch_value, 3),
-        "unit": unit,
-    }
+    return entry(t_mg * 1e3, t_torch * 1e3, "ms")
 
 
 def main(argv=None) -> dict:

@@ -6,7 +6,7 @@ Measures one training step (forward, backward, optimizer step) of:
     35 steps, batch 20) with gradient clipping (SGD), as in word-level LM examples.
 
 Both libraries start from the same weights (PyTorch's, copied). Sides alternate
-in rounds and each reports its median (``bench_engine.alternate``); the ratio
+in rounds and each reports its median (``timing.alternate``); the ratio
 is minigrad / PyTorch.
 
 Usage:
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from bench_engine import _entry, alternate
 from threadpoolctl import threadpool_limits
+from timing import alternate, entry
 
 import minigrad as mg
 
@@ -124,7 +124,7 @@ def main(argv=None) -> dict:
         for name, make in (("lenet_batchnorm_step", lenet_step_pair), ("lstm_lm_step", lstm_step_pair)):
             step_mg, step_torch = make()
             t_mg, t_torch = alternate(step_mg, step_torch, rounds, 10)
-            results[name] = _entry(t_mg * 1e3, t_torch * 1e3, "ms")
+            results[name] = entry(t_mg * 1e3, t_torch * 1e3, "ms")
     report = {"benchmark": "models", "threads": args.threads, "python": sys.version.split()[0],
               "numpy": np.__version__, "torch": torch.__version__, "results": results}
     print(f"{'benchmark':28s} {'minigrad':>10s} {'torch':>10s} {'ratio':>7s}")

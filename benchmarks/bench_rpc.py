@@ -35,11 +35,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from timing import median_time
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -78,28 +78,16 @@ def my_add(t1, t2):
 # -- measuring --------------------------------------------------------------------------------------------
 
 
-def median_us(call, calls, warmup=3) -> float:
-    """Median wall time of ``call()`` in microseconds."""
-    for _ in range(warmup):
-        call()
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e6
-
-
 def measure(rpc_sync, make_tensor, example_step, quick: bool) -> dict:
-    """Every case for one library; ``rpc_sync(func, args)`` calls worker 1."""
+    """Every case for one library: median microseconds after 3 calls not timed; ``rpc_sync(func, args)`` calls
+    worker 1."""
     results = {}
     for name, (elements, calls, quick_calls) in CASES.items():
-        if elements is None:
-            results[name] = median_us(lambda: rpc_sync(noop, ()), quick_calls if quick else calls)
-            continue
-        payload = make_tensor(elements)
-        results[name] = median_us(lambda p=payload: rpc_sync(echo, (p,)), quick_calls if quick else calls)
-    results[EXAMPLE] = median_us(example_step, EXAMPLE_CALLS[1] if quick else EXAMPLE_CALLS[0])
+        func, args = (noop, ()) if elements is None else (echo, (make_tensor(elements),))
+        seconds = median_time(lambda f=func, a=args: rpc_sync(f, a), quick_calls if quick else calls, warmup=3)
+        results[name] = seconds * 1e6
+    seconds = median_time(example_step, EXAMPLE_CALLS[1] if quick else EXAMPLE_CALLS[0], warmup=3)
+    results[EXAMPLE] = seconds * 1e6
     return results
 
 

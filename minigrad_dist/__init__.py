@@ -12,6 +12,17 @@ Reliability: an uncaught exception on any rank aborts the whole job
 (``failure``), ``MINIGRAD_DIST_DEBUG=detail`` checks that ranks call matching
 collectives (``debug``), and ``save_checkpoint`` / ``load_checkpoint`` resume
 training exactly (``checkpoint``).
+
+The layers, bottom up, on minigrad's (README.md, section "Architecture", draws them):
+
+* ``process_group`` and ``collectives``: MPI communicators over mpi4py, ``Work`` handles, and
+  the ``torch.distributed`` functions that run collectives on them.
+* ``ddp``: ``DistributedDataParallel``; its ``Reducer`` (``ddp/reducer.py``) puts each
+  gradient into its bucket as the backward produces it and reduces the buckets in order.
+* ``rpc``: ``rpc_sync``, ``rpc_async``, ``remote`` and ``RRef`` over MPI messages.
+* ``autograd``: distributed autograd (send and recv nodes, FAST and SMART modes) on top of
+  ``rpc`` and minigrad's engine; ``optim.DistributedOptimizer`` updates each parameter on the
+  worker that owns it, with the gradients of a distributed autograd context.
 """
 
 from minigrad_dist import algorithms

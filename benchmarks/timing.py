@@ -1,0 +1,53 @@
+"""The benchmarks' one timer: the median wall time of a call, and two sides timed in alternating rounds.
+
+This machine's speed drifts over seconds, so every benchmark here compares two
+things (minigrad and PyTorch, a local and a DDP step, ...) in alternating rounds
+and keeps medians, and all of them time through these functions. The scripts
+import it by name (``from timing import alternate``): Python puts a script's own
+folder first on ``sys.path``, also for the ranks that ``mpiexec`` starts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def median_time(fn, repeat: int, warmup: int = 1) -> float:
+    """The median wall time of ``fn()`` in seconds over ``repeat`` calls, after ``warmup`` calls not timed."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def alternate(first, second, rounds: int, repeat: int, before_each=None) -> tuple[float, float]:
+    """Each side's median of ``rounds`` round medians, ``first`` and ``second`` taking turns.
+
+    A round times ``first`` then ``second`` with ``median_time(fn, repeat)``;
+    ``before_each()``, when given, runs before each side's turn (the DDP
+    benchmark passes a barrier, so that every rank times the same side at once).
+    """
+    times_first, times_second = [], []
+    for _ in range(rounds):
+        if before_each is not None:
+            before_each()
+        times_first.append(median_time(first, repeat))
+        if before_each is not None:
+            before_each()
+        times_second.append(median_time(second, repeat))
+    return statistics.median(times_first), statistics.median(times_second)
+
+
+def entry(mg_value: float, torch_value: float, unit: str) -> dict:
+    """One result row of the JSON reports: both values (rounded), ``ratio`` = minigrad / PyTorch, and the unit."""
+    return {
+        "minigrad": round(mg_value, 4),
+        "torch": round(torch_value, 4),
+        "ratio": round(mg_value / torch_value, 3),
+        "unit": unit,
+    }
