@@ -1,0 +1,198 @@
+"""Vector norms along a dimension and what is built on them: ``normalize``, ``cosine_similarity``,
+``pairwise_distance`` and the modules ``CosineSimilarity`` and ``PairwiseDistance``.
+
+Names, signatures, defaults, values, gradients and error types mirror
+PyTorch's. Everything is a composition of registered ops. The p-norm is
+taken so that its gradient at a zero vector is 0 (as PyTorch's is) instead
+of the 0 * inf = NaN a plain ``sum(|x|**p) ** (1/p)`` would give; the
+infinity norm shares its gradient evenly among tied maxima, as PyTorch's does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from minigrad.grad_mode import _state as _grad_state
+from minigrad.nn.loss_utils import broadcast_shape, expect_number, expect_same_device, mask
+from minigrad.nn.module import Module
+from minigrad.ops import elementwise
+from minigrad.promotion import get_default_dtype, promote_types
+from minigrad.tensor import Tensor
+
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "CosineSimilarity", "PairwiseDistance"]
+
+
+def _expect_tensor(fn: str, name: str, x) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(x).__name__}")
+
+
+def _dim(fn: str, dim, ndim: int) -> int:
+    """``dim`` as a non-negative int for a tensor of ``ndim`` dimensions (0-d counts as 1-d), or IndexError."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{fn}(): dim must be an int, got {type(dim).__name__}")
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], but got {dim})")
+    return int(dim) % size
+
+
+def vector_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
+    """The p-norm of ``x`` along ``dim`` (p may be inf, -inf, 0 or any other real number).
+
+    p = 0 counts the nonzero entries (no gradient); p = +-inf is the largest
+    (smallest) absolute value, its gradient shared evenly by ties; otherwise
+    (sum |x|^p)^(1/p), whose gradient at a zero vector is 0 for p >= 1
+    (for 0 < p < 1 the slope of |x|^p at 0 is infinite and the gradient there is NaN).
+    """
+    magnitude = x.abs() if p != 2 else None
+    if p == 0:  # a count: in the graph (as in PyTorch) with a zero gradient
+        count = (x.detach() != 0).sum(dim, keepdim=keepdim).to(x.dtype)
+        total = x.sum(dim, keepdim=keepdim)
+        return elementwise.where(mask(count.array == count.array), count, total) if x.requires_grad else count
+    if math.isinf(p):
+        values = magnitude.detach().array
+        extreme = values.max(axis=dim, keepdims=True) if p > 0 else values.min(axis=dim, keepdims=True)
+        ties = mask(values == extreme)
+        count = ties.sum(axis=dim, keepdims=keepdim)
+        return elementwise.where(ties, magnitude, 0.0).sum(dim, keepdim=keepdim) / Tensor._make(
+            count.astype(x.dtype), False, None, 0)
+    powered = x * x if p == 2 else magnitude ** p
+    total = powered.sum(dim, keepdim=keepdim)
+    positive = mask(total.array > 0)
+    safe = elementwise.where(positive, total, 1.0)  # the root is not differentiated at 0 (infinite slope)
+    root = safe.sqrt() if p == 2 else safe ** (1.0 / p)
+    return elementwise.where(positive, root, 0.0 if p > 0 else math.inf)
+
+
+def _expect_p(fn: str, p) -> float:
+    p = expect_number(fn, "p", p)
+    if math.isnan(p):
+        raise ValueError(f"{fn}(): p must be a number, got nan")
+    return p
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):  # noqa: A002  (PyTorch's names)
+    """``input`` divided by max(its p-norm along ``dim``, ``eps``): unit vectors along ``dim``.
+
+    Args:
+        input: a floating point Tensor of any shape.
+        p: the norm's exponent (2: Euclidean; inf and 0 allowed).
+        dim: the dimension of the vectors (default 1).
+        eps: the smallest divisor (a zero vector stays zero).
+        out: optional Tensor the result is copied into (and returned); only
+            when no gradient is being recorded, as in PyTorch.
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        IndexError: ``dim`` is out of range.
+        RuntimeError: an integer input, or ``out`` given while recording a graph.
+    """
+    fn = "normalize"
+    _expect_tensor(fn, "input", input)
+    p = _expect_p(fn, p)
+    eps = expect_number(fn, "eps", eps)
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {input.dtype} ({fn}())")
+    axis = _dim(fn, dim, input.ndim)
+    x = input if input.ndim else input.reshape(1)
+    norm = vector_norm(x, p, axis, keepdim=True)
+    result = x / elementwise.clamp(norm, min=eps)
+    if not input.ndim:
+        result = result.reshape(())
+    if out is None:
+        return result
+    _expect_tensor(fn, "out", out)
+    if _grad_state.enabled and (input.requires_grad or out.requires_grad):
+        raise RuntimeError("normalize(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    return out.copy_(result)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim``: x1 . x2 / (max(|x1|, eps) max(|x2|, eps)).
+
+    The two broadcast together; integer inputs give the default float dtype,
+    mixed float dtypes promote.
+
+    Returns:
+        The broadcast shape without ``dim``.
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        IndexError: ``dim`` is out of range.
+        RuntimeError: the shapes do not broadcast, or devices differ.
+    """
+    fn = "cosine_similarity"
+    _expect_tensor(fn, "x1", x1)
+    _expect_tensor(fn, "x2", x2)
+    eps = expect_number(fn, "eps", eps)
+    expect_same_device(fn, x1, "x1", x2, "x2")
+    shape = broadcast_shape(fn, ("x1", x1), ("x2", x2))
+    axis = _dim(fn, dim, len(shape))
+    dtype = promote_types(x1.dtype, x2.dtype)
+    if dtype.kind != "f":
+        dtype = np.dtype(get_default_dtype())
+    x1, x2 = (t if t.dtype == dtype else t.to(dtype) for t in (x1, x2))
+    if not shape:
+        x1, x2 = x1.reshape(1), x2.reshape(1)
+    x1, x2 = (t if t.shape == shape else t.expand(shape or (1,)) for t in (x1, x2))
+    unit1 = x1 / elementwise.clamp(vector_norm(x1, 2, axis, keepdim=True), min=eps)
+    unit2 = x2 / elementwise.clamp(vector_norm(x2, 2, axis, keepdim=True), min=eps)
+    return (unit1 * unit2).sum(axis)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm distance between rows: ||x1 - x2 + eps||_p along the last dimension.
+
+    ``eps`` keeps the distance (and its gradient) finite when x1 equals x2.
+    The two broadcast together (a (D,) against (N, D) gives (N,)).
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        RuntimeError: the shapes do not broadcast, or devices differ.
+    """
+    fn = "pairwise_distance"
+    _expect_tensor(fn, "x1", x1)
+    _expect_tensor(fn, "x2", x2)
+    p = _expect_p(fn, p)
+    eps = expect_number(fn, "eps", eps)
+    if not isinstance(keepdim, (bool, np.bool_)):
+        raise TypeError(f"{fn}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}")
+    expect_same_device(fn, x1, "x1", x2, "x2")
+    shape = broadcast_shape(fn, ("x1", x1), ("x2", x2))
+    diff = x1 - x2 + eps
+    if not shape:
+        diff = diff.reshape(1)
+        return vector_norm(diff, p, 0, keepdim=keepdim)
+    return vector_norm(diff, p, diff.ndim - 1, keepdim=keepdim)
+
+
+class CosineSimilarity(Module):
+    """Cosine similarity along ``dim`` (default 1): see ``cosine_similarity``."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1, x2):
+        """The cosine similarity of ``x1`` and ``x2``."""
+        return cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """p-norm distance between rows (default p=2, eps=1e-6): see ``pairwise_distance``."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1, x2):
+        """The distance between ``x1`` and ``x2``."""
+        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

@@ -1,0 +1,370 @@
+"""Elementwise activations beyond ``activation.py``: softplus, log-sigmoid, softsign, hard sigmoid and
+hard swish, SELU, CELU, Mish, threshold and the shrink family, as functions and as modules.
+
+Names, signatures, defaults, values and gradients (at the kinks too) mirror
+``torch.nn.functional`` and ``torch.nn``. Each is a composition of
+registered ops (``where``, ``clamp``, ``expm1``, the stable ``LogSigmoid``),
+so gradients of every order come from those ops. Where PyTorch takes
+``inplace=True``, the input is overwritten through ``minigrad.inplace``
+(recorded for autograd; a leaf that requires grad raises PyTorch's error).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import inplace as _inplace
+from minigrad.nn.loss_utils import expect_number, mask
+from minigrad.nn.module import Module
+from minigrad.ops import elementwise
+from minigrad.ops.logistic import LogSigmoid as LogSigmoidOp
+from minigrad.tensor import Tensor
+
+__all__ = [
+    "softplus", "logsigmoid", "softsign", "hardsigmoid", "hardswish", "selu", "celu", "mish", "threshold",
+    "hardshrink", "softshrink", "tanhshrink", "Softplus", "LogSigmoid", "Softsign", "Hardsigmoid", "Hardswish",
+    "SELU", "CELU", "Mish", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
+]
+
+# SELU's constants (Klambauer et al., 2017): the fixed point of mean 0, variance 1.
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _expect_input(fn: str, x, floating: bool = True) -> None:
+    """TypeError unless ``x`` is a Tensor; NotImplementedError (PyTorch's) for a non-float one when ``floating``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(x).__name__}")
+    if floating and x.dtype.kind != "f":
+        raise NotImplementedError(f"{fn}(): not implemented for dtype {x.dtype} (floating point input only)")
+
+
+def in_place(fn: str, x: Tensor, op) -> Tensor:
+    """Overwrite ``x`` with ``op(x)`` (recorded for autograd when needed); returns ``x``.
+
+    Raises:
+        RuntimeError: in grad mode, ``x`` is a leaf that requires grad (or a view of one).
+    """
+
+    def update(data):
+        data[...] = op(Tensor._make(data, False, None, 0)).array
+
+    return _inplace.unary(x, fn, update, op)
+
+
+def _maybe_in_place(fn: str, x: Tensor, op, inplace: bool) -> Tensor:
+    return in_place(fn + "_", x, op) if inplace else op(x)
+
+
+# -- functions ---------------------------------------------------------------------------------------
+
+
+def logsigmoid(input):  # noqa: A002  (PyTorch's names)
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): finite for every finite x (gradient sigmoid(-x)).
+
+    Raises:
+        TypeError: not a Tensor. NotImplementedError: not floating point.
+    """
+    _expect_input("logsigmoid", input)
+    return LogSigmoidOp()(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > ``threshold`` (for stability).
+
+    Raises:
+        TypeError: not a Tensor, or ``beta``/``threshold`` not numbers.
+        NotImplementedError: not floating point.
+    """
+    fn = "softplus"
+    _expect_input(fn, input)
+    beta, threshold = expect_number(fn, "beta", beta), expect_number(fn, "threshold", threshold)
+    scaled = input * beta
+    smooth = -LogSigmoidOp()(-scaled) / beta  # log1p(exp(beta x)) / beta, evaluated without overflow
+    return elementwise.where(mask(scaled.array > threshold), input, smooth)
+
+
+def softsign(input):  # noqa: A002
+    """x / (1 + |x|).
+
+    Raises:
+        TypeError: not a Tensor.
+    """
+    _expect_input("softsign", input, floating=False)
+    return input / (1 + input.abs())
+
+
+def _hardsigmoid(x):
+    inside = mask((x.array > -3) & (x.array < 3))
+    return elementwise.where(inside, x / 6 + 0.5, elementwise.clamp(x.detach() / 6 + 0.5, 0.0, 1.0))
+
+
+def hardsigmoid(input, inplace=False):  # noqa: A002
+    """relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between (gradient 1/6 strictly inside only).
+
+    Raises:
+        TypeError: not a Tensor. NotImplementedError: not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad.
+    """
+    _expect_input("hardsigmoid", input)
+    return _maybe_in_place("hardsigmoid", input, _hardsigmoid, inplace)
+
+
+def _hardswish(x):
+    middle = x * (x + 3) / 6
+    return elementwise.where(mask(x.array <= -3), 0.0, elementwise.where(mask(x.array >= 3), x, middle))
+
+
+def hardswish(input, inplace=False):  # noqa: A002
+    """x * relu6(x + 3) / 6 (gradient x / 3 + 1/2 strictly between -3 and 3; 0 at -3 and 1 at 3, as in PyTorch).
+
+    Raises:
+        TypeError: not a Tensor. NotImplementedError: not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad.
+    """
+    _expect_input("hardswish", input)
+    return _maybe_in_place("hardswish", input, _hardswish, inplace)
+
+
+def _elu_like(x, alpha, scale_in):
+    """x where x > 0, else alpha * expm1(x * scale_in); the exp of the discarded positive side is never taken."""
+    negative = (elementwise.clamp(x, max=0.0) * scale_in).expm1() * alpha
+    return elementwise.where(mask(x.array > 0), x, negative)
+
+
+def selu(input, inplace=False):  # noqa: A002
+    """scale * (x where x > 0, else alpha * (exp(x) - 1)), with SELU's fixed alpha and scale.
+
+    Raises:
+        TypeError: not a Tensor. NotImplementedError: not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad.
+    """
+    _expect_input("selu", input)
+    return _maybe_in_place("selu", input, lambda x: _elu_like(x, SELU_ALPHA, 1.0) * SELU_SCALE, inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):  # noqa: A002
+    """x where x > 0, else alpha * (exp(x / alpha) - 1).
+
+    Raises:
+        TypeError: not a Tensor or ``alpha`` not a number. NotImplementedError: not floating point.
+        RuntimeError: ``alpha`` is 0, or ``inplace`` on a leaf that requires grad.
+    """
+    fn = "celu"
+    _expect_input(fn, input)
+    alpha = expect_number(fn, "alpha", alpha)
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _maybe_in_place(fn, input, lambda x: _elu_like(x, alpha, 1.0 / alpha), inplace)
+
+
+def mish(input, inplace=False):  # noqa: A002
+    """x * tanh(softplus(x)), with softplus computed stably.
+
+    Raises:
+        TypeError: not a Tensor. NotImplementedError: not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad.
+    """
+    _expect_input("mish", input)
+    return _maybe_in_place("mish", input, lambda x: x * (-LogSigmoidOp()(-x)).tanh(), inplace)
+
+
+def threshold(input, threshold, value, inplace=False):  # noqa: A002
+    """x where x > ``threshold``, else ``value`` (in the input's dtype; integer inputs allowed).
+
+    The gradient is 1 where x > threshold and 0 elsewhere.
+
+    Raises:
+        TypeError: not a Tensor, or ``threshold``/``value`` not numbers.
+        RuntimeError: ``inplace`` on a leaf that requires grad.
+    """
+    fn = "threshold"
+    _expect_input(fn, input, floating=False)
+    limit, value = expect_number(fn, "threshold", threshold), expect_number(fn, "value", value)
+    return _maybe_in_place(fn, input, lambda x: elementwise.masked_fill(x, mask(x.array <= limit), value), inplace)
+
+
+def hardshrink(input, lambd=0.5):  # noqa: A002
+    """x where |x| > ``lambd``, else 0.
+
+    Raises:
+        TypeError: not a Tensor or ``lambd`` not a number. NotImplementedError: not floating point.
+    """
+    _expect_input("hardshrink", input)
+    lambd = expect_number("hardshrink", "lambd", lambd)
+    return elementwise.masked_fill(input, mask((input.array >= -lambd) & (input.array <= lambd)), 0.0)
+
+
+def softshrink(input, lambd=0.5):  # noqa: A002
+    """x - lambd above ``lambd``, x + lambd below ``-lambd``, 0 between.
+
+    Raises:
+        TypeError: not a Tensor or ``lambd`` not a number. NotImplementedError: not floating point.
+        RuntimeError: ``lambd`` is negative.
+    """
+    fn = "softshrink"
+    _expect_input(fn, input)
+    lambd = expect_number(fn, "lambd", lambd)
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(input.dtype).max):g}] for input dtype "
+                           f"{input.dtype}, but found {lambd:g}")
+    data = input.array
+    shrunk = elementwise.where(mask(data > lambd), input - lambd, input + lambd)
+    return elementwise.masked_fill(shrunk, mask((data >= -lambd) & (data <= lambd)), 0.0)
+
+
+def tanhshrink(input):  # noqa: A002
+    """x - tanh(x).
+
+    Raises:
+        TypeError: not a Tensor.
+    """
+    _expect_input("tanhshrink", input, floating=False)
+    return input - input.tanh()
+
+
+# -- modules ------------------------------------------------------------------------------------------
+
+
+def _inplace_repr(inplace: bool) -> str:
+    return "inplace=True" if inplace else ""
+
+
+class Softplus(Module):
+    """log(1 + exp(beta x)) / beta, linear above ``threshold``: see ``softplus``."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input):  # noqa: A002
+        """Apply softplus."""
+        return softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x)), stable: see ``logsigmoid``."""
+
+    def forward(self, input):  # noqa: A002
+        """Apply log-sigmoid."""
+        return logsigmoid(input)
+
+
+class Softsign(Module):
+    """x / (1 + |x|): see ``softsign``."""
+
+    def forward(self, input):  # noqa: A002
+        """Apply softsign."""
+        return softsign(input)
+
+
+class Hardsigmoid(Module):
+    """relu6(x + 3) / 6: see ``hardsigmoid``. (PyTorch's repr omits ``inplace``; so does this one.)"""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):  # noqa: A002
+        """Apply the hard sigmoid."""
+        return hardsigmoid(input, self.inplace)
+
+
+class Hardswish(Hardsigmoid):
+    """x * relu6(x + 3) / 6: see ``hardswish``."""
+
+    def forward(self, input):  # noqa: A002
+        """Apply the hard swish."""
+        return hardswish(input, self.inplace)
+
+
+class SELU(Module):
+    """Scaled ELU with SELU's fixed constants: see ``selu``."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):  # noqa: A002
+        """Apply SELU."""
+        return selu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
+
+
+class CELU(Module):
+    """x where x > 0, else alpha * (exp(x / alpha) - 1): see ``celu``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):  # noqa: A002
+        """Apply CELU."""
+        return celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Mish(SELU):
+    """x * tanh(softplus(x)): see ``mish``."""
+
+    def forward(self, input):  # noqa: A002
+        """Apply Mish."""
+        return mish(input, self.inplace)
+
+
+class Threshold(Module):
+    """x where x > ``threshold``, else ``value``: see ``threshold``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):  # noqa: A002
+        """Apply the threshold."""
+        return threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class Hardshrink(Module):
+    """x where |x| > ``lambd``, else 0: see ``hardshrink``."""
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):  # noqa: A002
+        """Apply the hard shrink."""
+        return hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x shrunk towards 0 by ``lambd``: see ``softshrink``."""
+
+    def forward(self, input):  # noqa: A002
+        """Apply the soft shrink."""
+        return softshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x): see ``tanhshrink``."""
+
+    def forward(self, input):  # noqa: A002
+        """Apply the tanh shrink."""
+        return tanhshrink(input)
+
