@@ -1,0 +1,524 @@
+"""1-D convolution and transposed convolutions: ``F.conv1d``, ``F.conv_transpose1d``, ``F.conv_transpose2d``
+and the modules ``Conv1d``, ``ConvTranspose1d``, ``ConvTranspose2d``.
+
+``conv1d`` is ``conv2d`` over images one row high (``minigrad.ops.nn.Conv2d``).
+
+A transposed convolution is the gradient of a convolution with respect to
+its input: every input value scatters a copy of the kernel, scaled by it,
+into the output, ``stride`` apart, and the overlaps add up. Here it is two
+registered ops: a matmul gives, for every input position, the
+``(C_out / groups) * kh * kw`` values it contributes (the columns
+``weight^T @ input``, one matmul per group), and ``Fold`` (col2im) adds them
+into the output image. The output is that full scatter with ``padding``
+positions cut from both ends of each spatial dimension and
+``output_padding`` positions given back at the end; its length is::
+
+    (L_in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+
+Gradients of every order come from the matmul and fold/unfold ops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.nn import functional as F
+from minigrad.nn.layers import _empty_parameter, _reset_weight_and_bias
+from minigrad.nn.module import Module
+from minigrad.nn.padding import pad as _pad
+from minigrad.ops import nn as nn_ops
+from minigrad.ops.padding import ConstantPad
+from minigrad.tensor import Tensor
+
+__all__ = ["conv1d", "conv_transpose1d", "conv_transpose2d", "Conv1d", "ConvTranspose1d", "ConvTranspose2d"]
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _ntuple(fn: str, name: str, value, count: int, minimum: int) -> tuple:
+    """An int or a sequence of ``count`` ints as a tuple of ``count`` ints, each at least ``minimum``.
+
+    Raises:
+        TypeError: not an int or a sequence of ``count`` ints.
+        RuntimeError: an entry below ``minimum``.
+    """
+    values = (value,) * count if _is_int(value) else value
+    if not isinstance(values, (tuple, list)) or len(values) != count or not all(map(_is_int, values)):
+        kind = "an int" if count == 1 else f"an int or a tuple of {count} ints"
+        raise TypeError(f"{fn}(): {name} must be {kind}, got {value!r}")
+    if min(values) < minimum:
+        raise RuntimeError(f"{fn}(): {name} must be at least {minimum}, got {value!r}")
+    return tuple(int(v) for v in values)
+
+
+def _check_tensors(fn, input, weight, bias, dims):  # noqa: A002
+    """Types, ranks, dtypes and devices shared by the convolutions over ``dims`` spatial dimensions."""
+    for name, value in (("input", input), ("weight", weight)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {fn}, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    if weight.ndim != dims + 2:
+        raise RuntimeError(f"{fn}(): weight must be {dims + 2}-D, got shape {list(weight.shape)}")
+    tensors = [("weight", weight)]
+    if bias is not None:
+        if not isinstance(bias, Tensor):
+            raise TypeError(f"{fn}(): argument 'bias' must be a Tensor or None, got {type(bias).__name__}")
+        tensors.append(("bias", bias))
+    for name, value in tensors:
+        if value.dtype != input.dtype:
+            raise RuntimeError(
+                f"{fn}(): input type ({input.dtype}) and {name} type ({value.dtype}) should be the same"
+            )
+        if value.device != input.device:
+            raise RuntimeError(f"{fn}(): input is on {input.device} but {name} is on {value.device}")
+    if input.dtype.kind not in "fc":
+        raise RuntimeError(f"{fn}(): expected a floating point input, got dtype {input.dtype}")
+
+
+def _check_groups(fn, groups) -> int:
+    if not _is_int(groups) or groups < 1:
+        raise RuntimeError(f"{fn}(): non-positive groups is not supported, got groups={groups!r}")
+    return int(groups)
+
+
+# -- conv1d -----------------------------------------------------------------------------------------
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002  (PyTorch's names)
+    """1-D convolution (cross-correlation) over a batch of sequences.
+
+    Args:
+        input: Tensor (N, C_in, L), or (C_in, L) for one sequence.
+        weight: Tensor (C_out, C_in / groups, k).
+        bias: optional Tensor (C_out,).
+        stride, dilation: an int or a 1-tuple, at least 1.
+        padding: an int or 1-tuple of zeros on both sides, ``"valid"`` (none)
+            or ``"same"`` (output length = input length; stride must be 1).
+        groups: split the channels into this many independent convolutions.
+
+    Returns:
+        Tensor (N, C_out, L_out) (or (C_out, L_out)),
+        L_out = (L + 2 * padding - dilation * (k - 1) - 1) // stride + 1.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        RuntimeError: wrong ranks, dtypes or devices; channels that do not fit
+            the weight and groups (names both shapes); a bias of the wrong
+            size; a kernel larger than the padded input; an invalid padding
+            string, or ``"same"`` with a stride (PyTorch's types).
+    """
+    fn = "conv1d"
+    _check_tensors(fn, input, weight, bias, 1)
+    groups = _check_groups(fn, groups)
+    stride = _ntuple(fn, "stride", stride, 1, 1)
+    dilation = _ntuple(fn, "dilation", dilation, 1, 1)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise RuntimeError(f"{fn}(): invalid padding string {padding!r}, should be one of 'valid', 'same'")
+        if padding == "same" and stride != (1,):
+            raise RuntimeError(f"{fn}(): padding='same' is not supported for strided convolutions")
+        pad2d = padding
+    else:
+        pad2d = (0, _ntuple(fn, "padding", padding, 1, 0)[0])
+    channels, out_channels = input.shape[-2], weight.shape[0]
+    if channels != weight.shape[1] * groups or out_channels % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
+            f"{weight.shape[1] * groups} channels, but got {channels} channels instead"
+            + ("" if out_channels % groups == 0 else f" (and {out_channels} output channels not divisible by groups)")
+        )
+    if bias is not None and bias.shape != (out_channels,):
+        raise RuntimeError(f"{fn}(): bias must have shape ({out_channels},), got {list(bias.shape)}")
+    length, span = input.shape[-1], dilation[0] * (weight.shape[2] - 1) + 1
+    padded = length + (0 if isinstance(pad2d, str) else 2 * pad2d[1])
+    if pad2d != "same" and padded < span:
+        raise RuntimeError(
+            f"{fn}(): calculated padded input size per channel: ({padded}). Kernel size: ({span}). Kernel size "
+            "can't be greater than actual input size"
+        )
+    out = F.conv2d(input.unsqueeze(-2), weight.unsqueeze(2), bias, (1, stride[0]), pad2d, (1, dilation[0]), groups)
+    return out.squeeze(-2)
+
+
+# -- transposed convolutions ------------------------------------------------------------------------
+
+
+def _transpose_output_size(fn, size, kernel, stride, padding, output_padding, dilation) -> tuple:
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
+                for n, k, s, p, o, d in zip(size, kernel, stride, padding, output_padding, dilation))
+    if min(out) < 1:
+        raise RuntimeError(
+            f"{fn}(): given input size per channel {tuple(size)}, the calculated output size per channel "
+            f"{out} is too small"
+        )
+    return out
+
+
+def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_padding, groups, dilation):  # noqa: A002
+    """Validate, then the transposed convolution over ``dims`` (1 or 2) spatial dimensions."""
+    _check_tensors(fn, input, weight, bias, dims)
+    groups = _check_groups(fn, groups)
+    stride = _ntuple(fn, "stride", stride, dims, 1)
+    padding = _ntuple(fn, "padding", padding, dims, 0)
+    output_padding = _ntuple(fn, "output_padding", output_padding, dims, 0)
+    dilation = _ntuple(fn, "dilation", dilation, dims, 1)
+    for o, s, d in zip(output_padding, stride, dilation):
+        if o >= s and o >= d:
+            raise RuntimeError(
+                f"{fn}(): output padding must be smaller than either stride or dilation, but got "
+                f"output_padding={output_padding}, stride={stride}, dilation={dilation}"
+            )
+    channels = input.shape[-dims - 1]
+    if channels != weight.shape[0] or channels % groups:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
+            f"{weight.shape[0]} channels, but got {channels} channels instead"
+            + ("" if channels % groups == 0 else f" (not divisible by groups={groups})")
+        )
+    out_channels = weight.shape[1] * groups
+    if bias is not None and bias.shape != (out_channels,):
+        raise RuntimeError(f"{fn}(): bias must have shape ({out_channels},), got {list(bias.shape)}")
+    kernel = weight.shape[2:]
+    out_size = _transpose_output_size(fn, input.shape[-dims:], kernel, stride, padding, output_padding, dilation)
+    batched = input.ndim == dims + 2
+    x = input if batched else input.unsqueeze(0)
+    if dims == 1:  # rows one high
+        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
+        kernel, out_size = (1, *kernel), (1, *out_size)
+        stride, padding, output_padding, dilation = ((1, *stride), (0, *padding), (0, *output_padding),
+                                                     (1, *dilation))
+    out = _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, dilation, out_size)
+    if dims == 1:
+        out = out.squeeze(2)
+    return out if batched else out.squeeze(0)
+
+
+def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, dilation, out_size):
+    """x (N, C_in, H, W), weight (C_in, C_out / groups, kh, kw), checked -> (N, C_out, *out_size)."""
+    n, c_in, h, w = x.shape
+    _, out_per_group, kh, kw = weight.shape
+    k = out_per_group * kh * kw
+    # The columns: what every input position adds under each kernel offset. One matrix product per group
+    # over all samples at once, (G, k, C_in/G) @ (G, C_in/G, N*H*W): several times faster than a product per
+    # sample, whose H*W columns are few in the first layers of a generator. Then (N, G*k, H*W) for Fold.
+    per_group = c_in // groups
+    w_groups = weight.reshape(groups, per_group, k)
+    x_groups = x.reshape(n, groups, per_group, h * w).permute(1, 2, 0, 3).reshape(groups, per_group, n * h * w)
+    cols = (w_groups.mT @ x_groups).reshape(groups, k, n, h * w).permute(2, 0, 1, 3).reshape(n, groups * k, h * w)
+    # Fold adds them into the image; as the adjoint of a convolution with these pads it cuts ``padding``
+    # from the start of each dimension and ``padding - output_padding`` from the end. Where output_padding
+    # exceeds padding, the positions past the full scatter get nothing: zeros, added afterwards.
+    extra = [max(o - p, 0) for o, p in zip(output_padding, padding)]
+    pads = []
+    for p, o in zip(padding, output_padding):
+        pads += [p, max(p - o, 0)]
+    size = (out_size[0] - extra[0], out_size[1] - extra[1])
+    out = nn_ops.Fold(size, (kh, kw), stride, tuple(pads), dilation)(cols)
+    if any(extra):
+        out = ConstantPad(((0, 0), (0, 0), (0, extra[0]), (0, extra[1])), 0)(out)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1)
+    return out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    """1-D transposed convolution (the gradient of ``conv1d`` with respect to its input).
+
+    Args:
+        input: Tensor (N, C_in, L), or (C_in, L).
+        weight: Tensor (C_in, C_out / groups, k).
+        bias: optional Tensor (C_out,).
+        stride, dilation: an int or 1-tuple, at least 1.
+        padding: an int or 1-tuple: positions cut from both ends of the output.
+        output_padding: an int or 1-tuple added to the end of the output
+            (below the stride or the dilation): picks one of the input lengths
+            that a strided ``conv1d`` maps to L.
+        groups: split the channels into this many independent convolutions.
+
+    Returns:
+        Tensor (N, C_out, L_out) (or (C_out, L_out)), L_out =
+        (L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        RuntimeError: wrong ranks, dtypes or devices; input channels that are not
+            the weight's first dimension or not divisible by groups; an
+            output_padding not below the stride or the dilation; an output
+            of no positions; a bias of the wrong size.
+    """
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    """2-D transposed convolution (the gradient of ``conv2d`` with respect to its input), DCGAN's upsampler.
+
+    Args:
+        input: Tensor (N, C_in, H, W), or (C_in, H, W).
+        weight: Tensor (C_in, C_out / groups, kh, kw).
+        bias: optional Tensor (C_out,).
+        stride, dilation: an int or (h, w) pair, at least 1.
+        padding: an int or pair: positions cut from both ends of each output dimension.
+        output_padding: an int or pair added at the end of each output
+            dimension (each below the stride or the dilation).
+        groups: split the channels into this many independent convolutions.
+
+    Returns:
+        Tensor (N, C_out, H_out, W_out) (or (C_out, H_out, W_out)), H_out =
+        (H - 1) * sh - 2 * ph + dh * (kh - 1) + output_padding_h + 1, W_out alike.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        RuntimeError: wrong ranks, dtypes or devices; input channels that are not
+            the weight's first dimension or not divisible by groups; an
+            output_padding not below the stride or the dilation; an output
+            of no positions; a bias of the wrong size.
+    """
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+# -- modules ----------------------------------------------------------------------------------------
+
+
+class _ConvNd(Module):
+    """Shared constructor, checks, initialization and repr of the convolution modules."""
+
+    _dims = 1
+    _transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                 padding_mode, output_padding, device, dtype):
+        super().__init__()
+        name, dims = type(self).__name__, self._dims
+        for label, value in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if not _is_int(value) or value < 0:
+                raise ValueError(f"{name}: {label} must be a non-negative int, got {value!r}")
+        if not _is_int(groups) or groups <= 0:
+            raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+        if in_channels % groups:
+            raise ValueError(f"{name}: in_channels ({in_channels}) must be divisible by groups ({groups})")
+        if out_channels % groups:
+            raise ValueError(f"{name}: out_channels ({out_channels}) must be divisible by groups ({groups})")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"padding_mode must be one of {list(_PADDING_MODES)}, but got padding_mode={padding_mode!r}"
+            )
+        if self._transposed and padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {name}')
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
+        self.kernel_size = self._tuple("kernel_size", kernel_size)
+        if min(self.kernel_size) <= 0:
+            raise RuntimeError(f"{name}: kernel_size must be positive, got {kernel_size!r}")
+        self.stride = self._tuple("stride", stride)
+        self.dilation = self._tuple("dilation", dilation)
+        if isinstance(padding, str):
+            if padding not in ("valid", "same") or self._transposed:
+                raise ValueError(f"{name}: invalid padding string {padding!r}, should be one of 'valid', 'same'")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
+            self.padding = padding
+        else:
+            self.padding = self._tuple("padding", padding)
+        self.output_padding = self._tuple("output_padding", output_padding)
+        self.groups = int(groups)
+        self.padding_mode = padding_mode
+        self.transposed = self._transposed
+        if self._transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        self.weight = _empty_parameter(shape, device, dtype)
+        if bias:
+            self.bias = _empty_parameter((self.out_channels,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self._reversed_padding_repeated_twice = self._input_padding(dims)
+        self.reset_parameters()
+
+    def _tuple(self, label, value) -> tuple:
+        if _is_int(value):
+            return (int(value),) * self._dims
+        if isinstance(value, (tuple, list)) and len(value) == self._dims and all(map(_is_int, value)):
+            return tuple(int(v) for v in value)
+        raise TypeError(f"{type(self).__name__}: {label} must be an int or a tuple of {self._dims} ints, got {value!r}")
+
+    def _input_padding(self, dims) -> tuple:
+        """The padding of the input for non-zero padding modes, in ``F.pad``'s order (last dimension first)."""
+        if self.padding == "valid":
+            return (0, 0) * dims
+        amounts = []
+        for k in reversed(range(dims)):
+            if self.padding == "same":
+                total = self.dilation[k] * (self.kernel_size[k] - 1)
+                amounts += [total // 2, total - total // 2]
+            else:
+                amounts += [self.padding[k]] * 2
+        return tuple(amounts)
+
+    def reset_parameters(self) -> None:
+        """Re-draw weight and bias from PyTorch's defaults: kaiming_uniform_(a=sqrt(5)) on the weight's fan in
+        (its dimension 1 times the kernel size), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+        _reset_weight_and_bias(self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._dims:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._dims:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._dims:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over an input (N, C_in, L) or (C_in, L).
+
+    Args:
+        in_channels, out_channels: channels of input and output.
+        kernel_size, stride, dilation: an int or a 1-tuple.
+        padding: an int or 1-tuple, ``"valid"`` or ``"same"`` (stride 1 only).
+        groups: split the channels into this many independent convolutions
+            (both channel counts divisible by it).
+        bias: learn a per-output-channel bias (default True).
+        padding_mode: ``"zeros"`` (default), ``"reflect"``, ``"replicate"``
+            or ``"circular"``: how the input is padded.
+
+    ``weight`` (out_channels, in_channels / groups, k) and ``bias``
+    (out_channels,) are initialized like PyTorch's.
+
+    Raises:
+        ValueError: invalid channel counts, groups, padding or padding mode.
+        TypeError: sizes that are not ints (or 1-tuples).
+    """
+
+    _dims = 1
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 0, device, dtype)
+
+    def forward(self, input):  # noqa: A002
+        """Convolve ``input`` (N, C_in, L) into (N, C_out, L_out)."""
+        if self.padding_mode != "zeros":
+            padded = _pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
+            return conv1d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def _output_padding(self, input, output_size) -> tuple:  # noqa: A002
+        """``output_padding``, or the one that gives ``output_size`` (the spatial sizes, or the whole shape).
+
+        Raises:
+            ValueError: ``output_size`` has the wrong length or is not reachable from this input.
+        """
+        if output_size is None:
+            return self.output_padding
+        dims = self._dims
+        size = list(output_size)
+        if len(size) not in (dims, dims + 1, dims + 2):
+            raise ValueError(
+                f"ConvTranspose{dims}D: for {input.ndim}D input, output_size must have {dims} or "
+                f"{input.ndim} elements (got {len(size)})"
+            )
+        size = size[-dims:]
+        smallest = [self._smallest(input, k) for k in range(dims)]
+        largest = [low + stride - 1 for low, stride in zip(smallest, self.stride)]
+        if any(not low <= n <= high for low, n, high in zip(smallest, size, largest)):
+            raise ValueError(
+                f"requested an output size of {size}, but valid sizes range from {smallest} to {largest} "
+                f"(for an input of {list(input.shape[-dims:])})"
+            )
+        return tuple(n - low for n, low in zip(size, smallest))
+
+    def _smallest(self, input, k) -> int:  # noqa: A002
+        """The output length along spatial dimension ``k`` with no output padding."""
+        n = input.shape[input.ndim - self._dims + k]
+        return (n - 1) * self.stride[k] - 2 * self.padding[k] + self.dilation[k] * (self.kernel_size[k] - 1) + 1
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over an input (N, C_in, L) or (C_in, L): see ``F.conv_transpose1d``.
+
+    Args:
+        in_channels, out_channels: channels of input and output.
+        kernel_size, stride, padding, output_padding, dilation: an int or a 1-tuple.
+        groups: split the channels into this many independent convolutions.
+        bias: learn a per-output-channel bias (default True).
+        padding_mode: only ``"zeros"``, as in PyTorch.
+
+    ``weight`` is (in_channels, out_channels / groups, k); it and ``bias``
+    are initialized like PyTorch's (the fan in is out_channels / groups * k).
+    ``forward(input, output_size=None)``: ``output_size`` picks the output
+    padding that gives that length.
+
+    Raises:
+        ValueError: invalid channel counts, groups or padding mode; an unreachable ``output_size``.
+    """
+
+    _dims = 1
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device, dtype)
+
+    def forward(self, input, output_size=None):  # noqa: A002
+        """Transposed-convolve ``input`` (N, C_in, L) into (N, C_out, L_out)."""
+        output_padding = self._output_padding(input, output_size)
+        return conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                self.groups, self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over an input (N, C_in, H, W) or (C_in, H, W): see ``F.conv_transpose2d``.
+
+    Args:
+        in_channels, out_channels: channels of input and output.
+        kernel_size, stride, padding, output_padding, dilation: an int or an (h, w) pair.
+        groups: split the channels into this many independent convolutions.
+        bias: learn a per-output-channel bias (default True).
+        padding_mode: only ``"zeros"``, as in PyTorch.
+
+    ``weight`` is (in_channels, out_channels / groups, kh, kw); it and
+    ``bias`` are initialized like PyTorch's (the fan in is
+    out_channels / groups * kh * kw). ``forward(input, output_size=None)``:
+    ``output_size`` picks the output padding that gives that size.
+
+    Raises:
+        ValueError: invalid channel counts, groups or padding mode; an unreachable ``output_size``.
+    """
+
+    _dims = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device, dtype)
+
+    def forward(self, input, output_size=None):  # noqa: A002
+        """Transposed-convolve ``input`` (N, C_in, H, W) into (N, C_out, H_out, W_out)."""
+        output_padding = self._output_padding(input, output_size)
+        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                self.groups, self.dilation)
