@@ -244,8 +244,8 @@ class Tensor:
             extra = ", requires_grad=True"
         device = self.device
         dev = "" if device == "cpu" else f", device='{device}'"
-        body = np.array2string(backend.to_numpy(self.array), separator=", ", prefix="tensor(")
-        return f"tensor({body}, dtype={self.dtype}{dev}{extra})"
+        body = format_values(backend.to_numpy(self.array))
+        return f"tensor({body}{_dtype_note(self.dtype)}{dev}{extra})"
 
     def __bool__(self):
         if self.array.size != 1:
@@ -1376,12 +1376,25 @@ _NUMBERS = (int, float, complex, np.number, np.bool_)
 
 def _numeric_dtype(dtype, fn: str):
     """``dtype`` as a NumPy dtype, or TypeError naming ``fn`` when it is not a numeric dtype."""
+    return resolve_numeric_dtype(dtype, f"{fn}(): {{given!r}} is neither a device nor a dtype",
+                                 f"{fn}(): dtype must be numeric, got {{resolved}}")
+
+
+def resolve_numeric_dtype(dtype, unknown: str, not_numeric: str) -> np.dtype:
+    """``dtype`` (anything ``np.dtype`` takes) as a numeric NumPy dtype: bool, integer, floating or complex.
+
+    Raises:
+        TypeError: ``np.dtype`` refuses ``dtype`` (message ``unknown``), or the
+            dtype is not numeric (message ``not_numeric``); each message is a
+            ``str.format`` template of ``given`` (the argument) and, for the
+            second, ``resolved`` (the NumPy dtype).
+    """
     try:
         resolved = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"{fn}(): {dtype!r} is neither a device nor a dtype") from None
+        raise TypeError(unknown.format(given=dtype)) from None
     if resolved.kind not in "biufc":
-        raise TypeError(f"{fn}(): dtype must be numeric, got {resolved}")
+        raise TypeError(not_numeric.format(given=dtype, resolved=resolved))
     return resolved
 
 
@@ -1425,6 +1438,43 @@ def _varargs(args, keyword, fn: str):
     if keyword is not None:
         return keyword
     return args[0] if len(args) == 1 else args
+
+
+# How tensors print; ``mg.set_printoptions`` changes these (PyTorch's defaults).
+PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+def format_values(values: np.ndarray) -> str:
+    """The values of a tensor as ``repr`` shows them, in PyTorch's style (``PRINT_OPTIONS``).
+
+    Floats get ``precision`` decimals (``1.5000``), or none when every value
+    is a whole number of moderate size (``1.``); scientific notation when the
+    magnitudes span more than 1000x, exceed 1e8 or go below 1e-4, unless
+    ``sci_mode`` says otherwise.
+    """
+    options = PRINT_OPTIONS
+    style = {"separator": ", ", "prefix": "tensor(", "threshold": options["threshold"],
+             "edgeitems": options["edgeitems"], "max_line_width": options["linewidth"],
+             "precision": options["precision"]}
+    if values.dtype.kind == "f":
+        magnitudes = np.abs(values[np.isfinite(values) & (values != 0)]).astype(np.float64)
+        spread = magnitudes.size > 0 and (magnitudes.max() / magnitudes.min() > 1000 or magnitudes.max() > 1e8)
+        whole = not spread and bool(np.all(magnitudes == np.round(magnitudes)))
+        style["floatmode"] = "unique" if whole else "fixed"
+        if options["sci_mode"] is False:
+            style["suppress_small"] = True
+        elif options["sci_mode"]:
+            style["formatter"] = {"float_kind": lambda x: f"{x:.{options['precision']}e}"}
+    return np.array2string(values, **style)
+
+
+def _dtype_note(dtype) -> str:
+    """``", dtype=..."`` unless ``dtype`` is one PyTorch leaves out (the default float, int64, bool)."""
+    from minigrad.promotion import get_default_dtype  # noqa: PLC0415  (promotion imports this module)
+
+    if dtype == get_default_dtype() or dtype == np.int64 or dtype == np.bool_:
+        return ""
+    return f", dtype={dtype}"
 
 
 def _check_assigned_grad(tensor, grad) -> None:
