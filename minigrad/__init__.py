@@ -7,6 +7,19 @@ The public API mirrors PyTorch's names and behaviour::
     y = (x @ x.T).tanh().sum()
     y.backward()
     x.grad  # dy/dx
+
+The layers, bottom up (README.md, section "Architecture", draws them):
+
+* ``backend``: NumPy arrays on the CPU, CuPy arrays on a GPU; the only module that knows CuPy.
+* ``tensor`` and ``function``: ``Tensor`` (an array, ``grad``, ``grad_fn``) and the graph nodes
+  every op records (``FunctionNode``, ``AccumulateGrad`` for leaves). The ops, forward beside
+  backward, are in ``ops``; ``top_level_ops`` gives them their function names (``mg.exp``).
+* ``engine``: the backward executor (dependency counts, a ready queue, hooks); ``destinations``:
+  gradients computed where they are wanted; ``autograd``: ``grad``, ``backward``, user
+  ``Function``, ``gradcheck``.
+* ``nn`` and ``optim``: modules, layers and losses; optimizers and learning-rate schedules.
+
+``minigrad_dist`` builds process groups, DDP, RPC and distributed autograd on these.
 """
 
 from minigrad.tensor import Tensor  # noqa: I001  (must come first: the modules below build on it)
@@ -39,113 +52,8 @@ from minigrad.factory import (
 )
 from minigrad.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from minigrad.promotion import get_default_dtype, promote_types, result_type
-from minigrad.functions import (
-    abs,
-    cat,
-    clamp,
-    exp,
-    log,
-    matmul,
-    max,
-    mean,
-    min,
-    relu,
-    sigmoid,
-    sqrt,
-    stack,
-    sum,
-    tanh,
-    where,
-)
-from minigrad.functions import (  # the ops of PyTorch's tutorials: ops/math.py, sorting.py, scan.py, ...
-    acos,
-    acosh,
-    allclose,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
-    argsort,
-    asin,
-    asinh,
-    atan,
-    atan2,
-    atanh,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    ceil,
-    chunk,
-    cos,
-    cosh,
-    cumprod,
-    cumsum,
-    diagonal,
-    einsum,
-    eq,
-    equal,
-    erf,
-    erfinv,
-    exp2,
-    expm1,
-    fix,
-    flatten,
-    flip,
-    floor,
-    floor_divide,
-    fmod,
-    gather,
-    ge,
-    greater,
-    greater_equal,
-    gt,
-    index_select,
-    isclose,
-    isfinite,
-    isinf,
-    isnan,
-    kthvalue,
-    le,
-    less,
-    less_equal,
-    log10,
-    log1p,
-    log2,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    maximum,
-    minimum,
-    ne,
-    not_equal,
-    reciprocal,
-    remainder,
-    roll,
-    round,
-    rsqrt,
-    scatter,
-    scatter_add,
-    sign,
-    sin,
-    sinh,
-    sort,
-    split,
-    square,
-    tan,
-    tile,
-    topk,
-    tril,
-    triu,
-    trunc,
-    unbind,
-    unflatten,
-)
+from minigrad import top_level_ops
+from minigrad.top_level_ops import *  # noqa: F403  (mg.exp, mg.cat, mg.sin, ...: see top_level_ops.__all__)
 from minigrad import autograd, engine, ops
 from minigrad import nn, optim
 from minigrad.serialization import load, save
@@ -188,6 +96,13 @@ from minigrad.legacy_tensors import (
     ShortTensor,
 )
 from minigrad import accelerator, cuda, futures
+from minigrad import math_forms
+from minigrad.math_forms import *  # noqa: F403  (mg.std, mg.prod, mg.mm, ...: see math_forms.__all__)
+from minigrad import shape_forms
+from minigrad.shape_forms import *  # noqa: F403  (mg.eye, mg.narrow, mg.hstack, ...: see shape_forms.__all__)
+from minigrad import backends, settings
+from minigrad.settings import *  # noqa: F403  (mg.set_num_threads, mg.inference_mode, ...: see settings.__all__)
+from minigrad import distributions as distributions  # mg.distributions.Categorical, Normal, ... (torch.distributions)
 
 __version__ = "0.1.0"
 
@@ -195,25 +110,13 @@ __all__ = [
     "Tensor", "backend", "manual_seed", "tensor", "as_tensor", "zeros", "ones", "empty", "full",
     "zeros_like", "ones_like", "full_like", "randn", "rand", "randint", "randperm", "arange",
     "linspace", "float16", "float32", "float64", "int32", "int64", "long", "bool_", "no_grad",
-    "enable_grad", "is_grad_enabled", "set_grad_enabled", "abs", "cat", "clamp", "exp", "log",
-    "matmul", "max", "mean", "min", "relu", "sigmoid", "sqrt", "stack", "sum", "tanh", "where",
-    "autograd", "engine", "ops", "nn", "optim", "save", "load", "get_default_dtype", "promote_types",
-    "result_type",
+    "enable_grad", "is_grad_enabled", "set_grad_enabled", "autograd", "engine", "ops", "nn", "optim", "save",
+    "load", "get_default_dtype", "promote_types", "result_type",
     "Generator", "utils", "from_numpy",
 ]
 
-# The ops of PyTorch's tutorials (minigrad/functions.py, second part).
-__all__ += [
-    "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "sinh", "cosh", "asinh",
-    "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "exp2", "expm1", "log2", "log10", "log1p", "rsqrt",
-    "reciprocal", "square", "erf", "erfinv", "sign", "floor", "ceil", "trunc", "fix", "round", "maximum",
-    "minimum", "atan2", "arctan2", "remainder", "fmod", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge",
-    "not_equal", "less", "less_equal", "greater", "greater_equal", "equal", "isclose", "allclose", "isnan",
-    "isinf", "isfinite", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "bitwise_not", "sort", "argsort", "topk", "kthvalue", "cumsum", "cumprod",
-    "gather", "scatter", "scatter_add", "index_select", "einsum", "tril", "triu", "chunk", "split", "unbind",
-    "flip", "roll", "diagonal", "unflatten", "tile", "flatten",
-]
+# The ops as functions: mg.exp, mg.cat, mg.sin, ... (minigrad/top_level_ops.py).
+__all__ += top_level_ops.__all__
 
 # Devices, dtypes and PyTorch's other everyday names (device.py, dtypes.py, legacy_tensors.py, cuda.py, ...).
 __all__ += [
@@ -223,3 +126,12 @@ __all__ += [
     "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
     "BoolTensor", "accelerator", "cuda", "futures",
 ]
+
+# Math in PyTorch's function spellings: mg.std, mg.norm, mg.addmm, ... (minigrad/math_forms.py).
+__all__ += math_forms.__all__
+
+# Shapes, indexing, factories in PyTorch's spellings: mg.eye, mg.narrow, t.new_zeros, ... (minigrad/shape_forms.py).
+__all__ += shape_forms.__all__
+
+# Process-wide switches (minigrad/settings.py) and torch.backends' probes (minigrad/backends.py).
+__all__ += settings.__all__ + ["backends"]

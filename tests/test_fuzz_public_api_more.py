@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from minigrad import functions, nn
+from minigrad import math_forms, nn, shape_forms, top_level_ops
 from minigrad.nn import functional as F
 from minigrad.optim import lr_scheduler
 from minigrad.utils import data
@@ -1374,9 +1374,9 @@ MORE_CASES = (
 )
 
 # The public names this half covers (besides F.__all__, checked in the first half): every function of
-# minigrad.functions and these classes. test_the_table_covers_the_public_api checks each has a case.
+# minigrad.top_level_ops and these classes. test_the_table_covers_the_public_api checks each has a case.
 COVERED_NAMES = (
-    [f"mg.{name}" for name in functions.__all__]
+    [f"mg.{name}" for name in top_level_ops.__all__]
     + [
         f"nn.{name}"
         for name in nn.__all__
@@ -1387,6 +1387,13 @@ COVERED_NAMES = (
     + [f"optim.{name}" for name in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta")]
     + [f"lr_scheduler.{name}" for name in lr_scheduler.__all__ if name != "LRScheduler"]
     + ["utils.data.DataLoader", "utils.data.TensorDataset", "utils.data.random_split"]
+    # the third part (tests/test_fuzz_public_api_new.py): math and shape forms, settings, LBFGS, distributions
+    + [f"mg.{name}" for name in math_forms.__all__ + shape_forms.__all__]
+    + [f"mg.{name}" for name in ("set_num_threads", "use_deterministic_algorithms", "set_printoptions",
+                                 "set_rng_state", "compile", "inference_mode")]
+    + ["optim.LBFGS"]
+    + [f"distributions.{name}" for name in ("Categorical", "Normal", "Bernoulli", "Uniform", "Gamma", "Beta",
+                                            "kl_divergence")]
 )
 
 
@@ -1445,7 +1452,8 @@ def test_odd_values_never_leak_undocumented_errors(c, data):
 
 def test_the_covered_names_exist():
     """Each name ``COVERED_NAMES`` promises is public (a typo would make the coverage check vacuous)."""
-    roots = {"mg": mg, "nn": nn, "optim": mg.optim, "lr_scheduler": lr_scheduler, "utils": mg.utils}
+    roots = {"mg": mg, "nn": nn, "optim": mg.optim, "lr_scheduler": lr_scheduler, "utils": mg.utils,
+             "distributions": mg.distributions}
     for name in COVERED_NAMES:
         root, *path = name.split(".")
         obj = roots[root]

@@ -8,7 +8,13 @@ are built on ``minigrad.nn.functional`` (``import minigrad.nn.functional as F``)
 from minigrad.nn import functional, init, utils
 from minigrad.nn.activation import ELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU6, SiLU, Softmax, Softmin, Unflatten
 from minigrad.nn.attention import MultiheadAttention
+from minigrad.nn.buffer import Buffer
+from minigrad.nn.channel_activations import GLU, PReLU, Softmax2d
+from minigrad.nn.containers import ModuleDict, ParameterDict, ParameterList
+from minigrad.nn.conv import Conv1d, ConvTranspose1d, ConvTranspose2d
+from minigrad.nn.distance import CosineSimilarity, PairwiseDistance
 from minigrad.nn.embedding_bag import EmbeddingBag
+from minigrad.nn.group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from minigrad.nn.layers import (
     GELU,
     Conv2d,
@@ -25,9 +31,41 @@ from minigrad.nn.layers import (
     Tanh,
 )
 from minigrad.nn.loss import CrossEntropyLoss, MSELoss, NLLLoss
+from minigrad.nn.margin_losses import CosineEmbeddingLoss, MarginRankingLoss, SoftMarginLoss
 from minigrad.nn.module import Module
 from minigrad.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, Dropout1d, Dropout2d
+from minigrad.nn.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from minigrad.nn.parameter import Parameter
+from minigrad.nn.pointwise_activations import (
+    CELU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    LogSigmoid,
+    Mish,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from minigrad.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -38,8 +76,18 @@ from minigrad.nn.pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from minigrad.nn.probability_losses import BCELoss, BCEWithLogitsLoss, KLDivLoss
+from minigrad.nn.regression_losses import GaussianNLLLoss, HuberLoss, L1Loss, PoissonNLLLoss, SmoothL1Loss
 from minigrad.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from minigrad.nn.transformer import TransformerEncoder, TransformerEncoderLayer
+from minigrad.nn.transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
+from minigrad.nn.upsampling import (
+    PixelShuffle,
+    PixelUnshuffle,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 
 __all__ = [
     "Module", "Parameter", "functional", "init", "Identity", "Linear", "Conv2d", "Embedding", "LayerNorm",
@@ -52,6 +100,18 @@ __all__ = [
     "Dropout2d", "Softmax", "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "SiLU", "Hardtanh", "ReLU6",
     "Unflatten", "EmbeddingBag", "utils",
 ]
+__all__ += ["Buffer", "ModuleDict", "ParameterDict", "ParameterList"]
+__all__ += ["Conv1d", "ConvTranspose1d", "ConvTranspose2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+            "InstanceNorm3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "Upsample", "UpsamplingNearest2d",
+            "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle"]
+__all__ += ["BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "GaussianNLLLoss",
+            "PoissonNLLLoss", "SoftMarginLoss", "MarginRankingLoss", "CosineEmbeddingLoss"]
+__all__ += ["GLU", "PReLU", "Softmax2d", "CELU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid",
+            "Mish", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
+__all__ += ["CosineSimilarity", "PairwiseDistance"]
+__all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 
 def __getattr__(name):

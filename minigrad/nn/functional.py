@@ -228,11 +228,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
     _expect_tensor(fn, "input", input)
     if input.ndim not in (3, 4):
         raise ValueError(f"unfold(): expected a 3-D or 4-D input, got shape {input.shape}")
-    kernel = _pair(fn, "kernel_size", kernel_size, 1)
-    dilation = _pair(fn, "dilation", dilation, 1)
-    stride = _pair(fn, "stride", stride, 1)
-    ph, pw = _pair(fn, "padding", padding, 0)
-    pads = (ph, ph, pw, pw)
+    kernel, dilation, stride, pads = _window(fn, kernel_size, dilation, stride, padding)
     _check_output_size(fn, input.shape[-2:], kernel, stride, pads, dilation)
     op = ops.Unfold(kernel, stride, pads, dilation)
     if input.ndim == 3:
@@ -259,11 +255,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     if input.ndim not in (2, 3):
         raise ValueError(f"fold(): expected a 2-D or 3-D input, got shape {input.shape}")
     size = _pair(fn, "output_size", output_size, 1)
-    kernel = _pair(fn, "kernel_size", kernel_size, 1)
-    dilation = _pair(fn, "dilation", dilation, 1)
-    stride = _pair(fn, "stride", stride, 1)
-    ph, pw = _pair(fn, "padding", padding, 0)
-    pads = (ph, ph, pw, pw)
+    kernel, dilation, stride, pads = _window(fn, kernel_size, dilation, stride, padding)
     ho, wo = _check_output_size(fn, size, kernel, stride, pads, dilation)
     rows, blocks = input.shape[-2:]
     if rows % (kernel[0] * kernel[1]):
@@ -280,6 +272,16 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     if input.ndim == 2:
         return op(input.unsqueeze(0)).squeeze(0)
     return op(input)
+
+
+def _window(fn: str, kernel_size, dilation, stride, padding):
+    """The sliding window of ``unfold``/``fold`` as pairs: kernel, dilation, stride, and the padding
+    as ``(top, bottom, left, right)``; TypeError or ValueError naming ``fn`` and the argument (``_pair``)."""
+    kernel = _pair(fn, "kernel_size", kernel_size, 1)
+    dilation = _pair(fn, "dilation", dilation, 1)
+    stride = _pair(fn, "stride", stride, 1)
+    ph, pw = _pair(fn, "padding", padding, 0)
+    return kernel, dilation, stride, (ph, ph, pw, pw)
 
 
 # -- activations ------------------------------------------------------------------------
@@ -722,8 +724,34 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
 
 from minigrad.nn.activation import elu, hardtanh, leaky_relu, relu6, silu, softmin  # noqa: E402, F401
 from minigrad.nn.attention import scaled_dot_product_attention  # noqa: E402, F401  (attention builds on F)
+from minigrad.nn.channel_activations import glu, prelu  # noqa: E402, F401
+from minigrad.nn.conv import conv1d, conv_transpose1d, conv_transpose2d  # noqa: E402, F401
+from minigrad.nn.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402, F401
 from minigrad.nn.embedding_bag import embedding_bag  # noqa: E402, F401
+from minigrad.nn.encoding import one_hot  # noqa: E402, F401
+from minigrad.nn.group_norm import group_norm, instance_norm  # noqa: E402, F401
+from minigrad.nn.inplace_activations import elu_, hardtanh_, leaky_relu_, relu_, threshold_  # noqa: E402, F401
+from minigrad.nn.margin_losses import (  # noqa: E402, F401
+    cosine_embedding_loss,
+    margin_ranking_loss,
+    soft_margin_loss,
+)
 from minigrad.nn.normalization import batch_norm, dropout1d, dropout2d  # noqa: E402, F401
+from minigrad.nn.padding import pad  # noqa: E402, F401
+from minigrad.nn.pointwise_activations import (  # noqa: E402, F401
+    celu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    logsigmoid,
+    mish,
+    selu,
+    softplus,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+)
 from minigrad.nn.pooling import (  # noqa: E402, F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -734,3 +762,26 @@ from minigrad.nn.pooling import (  # noqa: E402, F401
     max_pool1d,
     max_pool2d,
 )
+from minigrad.nn.probability_losses import (  # noqa: E402, F401
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    kl_div,
+)
+from minigrad.nn.regression_losses import (  # noqa: E402, F401
+    gaussian_nll_loss,
+    huber_loss,
+    l1_loss,
+    poisson_nll_loss,
+    smooth_l1_loss,
+)
+from minigrad.nn.upsampling import interpolate, pixel_shuffle, pixel_unshuffle, upsample  # noqa: E402, F401
+
+__all__ += ["conv1d", "conv_transpose1d", "conv_transpose2d", "group_norm", "instance_norm", "pad", "interpolate",
+            "pixel_shuffle", "pixel_unshuffle", "upsample"]
+__all__ += [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "gaussian_nll_loss", "poisson_nll_loss", "soft_margin_loss", "margin_ranking_loss", "cosine_embedding_loss",
+    "softplus", "logsigmoid", "softsign", "hardsigmoid", "hardswish", "selu", "celu", "mish", "threshold",
+    "hardshrink", "softshrink", "tanhshrink", "glu", "prelu", "relu_", "leaky_relu_", "elu_", "hardtanh_",
+    "threshold_", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
+]

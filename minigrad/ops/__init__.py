@@ -4,16 +4,18 @@
 has a finite-difference (gradcheck) case and a PyTorch-oracle case.
 """
 
-from minigrad import inplace
+from minigrad import inplace, math_forms
 from minigrad.ops import (
     einsum,
     elementwise,
     gather,
     indexing,
     linalg,
+    logistic,
     math,
     nn,
     normalization,
+    padding,
     pooling,
     reduce,
     rnn,
@@ -74,4 +76,7 @@ REGISTRY = {
     **einsum.OPS,
     **structure.OPS,
     **rnn.OPS,
+    **logistic.OPS,  # log-sigmoid, binary cross-entropy
+    **padding.OPS,  # constant padding (F.pad)
+    **math_forms.OPS,  # prod, norms, amax, median, nansum, hypot, copysign, xlogy, rounded div, gamma functions
 }

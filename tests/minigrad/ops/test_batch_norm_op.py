@@ -55,11 +55,26 @@ def _run(lib, functional, problem):
     return out.detach().numpy(), grads, [None if s is None else s.numpy() for s in stats]
 
 
+def _float32_tolerance(problem) -> dict:
+    """2e-4, widened for inputs whose float32 rounding is large next to their channel's spread.
+
+    Far from zero mean (offset 100) two close values keep only a few digits of
+    their difference after rounding to float32 (ulp 7.6e-6 at 100), and any two
+    correct implementations then differ by that rounding over the channel's std.
+    """
+    x, training = problem[0], problem[4]
+    axes = (0,) + tuple(range(2, x.ndim))
+    spread = np.sqrt(x.var(axis=axes).min() + 1e-4) if training else 1.0
+    condition = np.abs(x).max() / spread
+    tolerance = 2e-4 + 16 * np.finfo(np.float32).eps * condition
+    return {"rtol": tolerance, "atol": tolerance}
+
+
 @settings(max_examples=40, deadline=None)
 @given(problem=batch_norm_problems())
 def test_batch_norm_matches_pytorch_for_every_combination_of_inputs(problem):
     mine, theirs = (_run(lib, functional, problem) for lib, functional in LIBS)
-    tol = {"rtol": 1e-9, "atol": 1e-9} if problem[-1] == "float64" else {"rtol": 2e-4, "atol": 2e-4}
+    tol = {"rtol": 1e-9, "atol": 1e-9} if problem[-1] == "float64" else _float32_tolerance(problem)
     assert mine[0].dtype == theirs[0].dtype
     np.testing.assert_allclose(mine[0], theirs[0], **tol)
     for name, got, expected in zip(("input", "weight", "bias"), mine[1], theirs[1]):
