@@ -183,6 +183,18 @@ def is_array(obj) -> bool:
     return isinstance(obj, np.ndarray) or (_cupy is not None and isinstance(obj, _cupy.ndarray))
 
 
+def is_writeable(array) -> bool:
+    """False for an array whose elements may share memory (a broadcast view): writing to it is refused.
+
+    NumPy marks its broadcast views read-only (``flags.writeable``); CuPy has
+    no such flag and hands out writable broadcast views, so a CuPy array
+    counts as not writeable when a dimension longer than 1 has stride 0.
+    """
+    if type(array) is np.ndarray or _cupy is None or not isinstance(array, _cupy.ndarray):
+        return array.flags.writeable
+    return all(stride != 0 or size <= 1 for stride, size in zip(array.strides, array.shape))
+
+
 def device_of(array) -> str:
     """The device (``mg.device("cpu")`` or ``mg.device("cuda:N")``, str subclasses) of a NumPy or CuPy array."""
     if type(array) is np.ndarray or _cupy is None or not isinstance(array, _cupy.ndarray):
@@ -257,7 +269,7 @@ class _NullContext:
 def scatter_add(target, indices, values) -> None:
     """``target[indices] += values`` with repeated indices summed (in place).
 
-    NumPy spells this ``np.add.at``, CuPy ``cupyx.scatter_add``. ``np.add.at``
+    NumPy spells this ``np.add.at``, CuPy ``cupy.add.at`` (``cupyx.scatter_add`` where that is missing). ``np.add.at``
     costs some 10 ns a value unless it indexes a 1-D target with one array;
     a float target of more dimensions, with at least a quarter as many
     values as elements, instead gets every sum from one ``np.bincount``
@@ -269,7 +281,11 @@ def scatter_add(target, indices, values) -> None:
         ValueError: ``values`` does not broadcast to ``target[indices]``.
     """
     if type(target) is not np.ndarray:
-        _cupyx.scatter_add(target, indices, values)
+        add_at = getattr(_cupy.add, "at", None)  # CuPy 14 deprecates cupyx.scatter_add for cupy.add.at
+        if add_at is not None:
+            add_at(target, indices, values)
+        else:
+            _cupyx.scatter_add(target, indices, values)
         return
     values = np.asarray(values)
     if (target.ndim < 2 or target.dtype.kind != "f" or target.itemsize > 8 or values.dtype.kind not in "biuf"

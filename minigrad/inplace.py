@@ -75,7 +75,7 @@ def apply_inplace(tensor, fn, update, compute, operands=()):
     grad_mode = _grad_state.enabled
     if grad_mode and tensor.requires_grad:
         _check_not_leaf(tensor)
-    if not tensor.array.flags.writeable:  # a broadcast view: several elements share one memory location
+    if not backend.is_writeable(tensor.array):  # a broadcast view: several elements share one memory location
         raise RuntimeError(OVERLAP_MESSAGE)
     if not (grad_mode and (tensor.requires_grad or _any_requires_grad(operands))):
         _write(tensor, update)

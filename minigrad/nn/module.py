@@ -714,7 +714,7 @@ def reset_grad(tensor: Tensor, set_to_none: bool = True) -> None:
         return
     grad.detach_()
     data = grad.array
-    if data.flags.writeable:
+    if backend.is_writeable(data):
         data[...] = 0
     else:
         xp = backend.get_array_module(data)

@@ -210,14 +210,20 @@ def einsum(equation, *operands):
     """Sum of products of ``operands`` as the Einstein-summation ``equation`` says (see the module docstring).
 
     Operands are Tensors of one dtype, given as arguments or as one list
-    (``einsum("ij,jk", [a, b])``). Differentiable in every operand.
+    (``einsum("ij,jk", [a, b])``). The sublist form of PyTorch and NumPy is
+    accepted too: ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` means
+    ``einsum("ab,bc->ac", a, b)``; subscripts are ints in [0, 52) or ``...``,
+    and the output sublist is optional. Differentiable in every operand.
 
     Raises:
-        TypeError: ``equation`` is not a str or an operand is not a Tensor.
-        ValueError: no operands.
+        TypeError: ``equation`` is not a str or an operand is not a Tensor;
+            a sublist is not a list of ints and ``...``.
+        ValueError: no operands; a sublist subscript is outside [0, 52).
         RuntimeError: the equation does not fit the operands (sizes, dimension
             counts, unknown or repeated output subscripts), or the dtypes differ.
     """
+    if not isinstance(equation, str) and operands:
+        equation, operands = _from_sublists((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
@@ -228,6 +234,36 @@ def einsum(equation, *operands):
     backend.get_array_module(*(t.array for t in operands))
     operands = [_broadcast(t, subs, sizes) for t, subs in zip(operands, inputs)]
     return Einsum(inputs, output)(*operands)
+
+
+def _from_sublists(arguments):
+    """``(equation, operands)`` from the sublist form ``op0, sub0, op1, sub1, ..., [out]``."""
+    pairs, output = arguments, None
+    if len(arguments) % 2 == 1:
+        pairs, output = arguments[:-1], arguments[-1]
+    operands = pairs[0::2]
+    inputs = [_sublist_letters(sub, f"sublist {k}") for k, sub in enumerate(pairs[1::2])]
+    equation = ",".join(inputs)
+    if output is not None:
+        equation += "->" + _sublist_letters(output, "the output sublist")
+    return equation, operands
+
+
+def _sublist_letters(sublist, what) -> str:
+    """The subscript letters of a sublist: 0-25 are A-Z, 26-51 are a-z, ``...`` stays."""
+    if not isinstance(sublist, (list, tuple)):
+        raise TypeError(f"einsum(): {what} must be a list of ints and ..., got {type(sublist).__name__}")
+    letters = []
+    for item in sublist:
+        if item is Ellipsis:
+            letters.append("...")
+            continue
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise TypeError(f"einsum(): {what} holds {item!r}; subscripts are ints in [0, 52) or ...")
+        if not 0 <= item < 52:
+            raise ValueError(f"einsum(): subscript {item} in {what} is outside [0, 52)")
+        letters.append(chr(ord("A") + item) if item < 26 else chr(ord("a") + item - 26))
+    return "".join(letters)
 
 
 def _broadcast(t, subs, sizes):

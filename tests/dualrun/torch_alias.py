@@ -34,7 +34,9 @@ ALIASES = {
     "torch.distributed.optim": "minigrad_dist.optim",
     "torch.distributed.nn": "minigrad_dist.nn",
     "torch.multiprocessing": "minigrad_dist.multiprocessing",
-    "torch.futures": "minigrad_dist.futures",
+    "torch.futures": "minigrad.futures",
+    "torch.cuda": "minigrad.cuda",
+    "torch.accelerator": "minigrad.accelerator",
 }
 
 

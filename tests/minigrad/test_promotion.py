@@ -180,7 +180,9 @@ def test_result_type_rejects_what_is_not_an_operand():
 
 
 def _where(lib, a, b):
-    return lib.where(lib.tensor([True, False]), a, b)
+    # The condition goes where the tensor operands are (a CPU condition with CUDA operands is an error).
+    device = next((x.device for x in (a, b) if isinstance(x, (mg.Tensor, torch.Tensor))), None)
+    return lib.where(lib.tensor([True, False], device=device), a, b)
 
 
 OPS = {

@@ -547,6 +547,17 @@ def test_einsum_errors_match_torch(equation, shapes):
     check(lambda lib, *ts: lib.einsum(equation, *ts), *arrays)
 
 
+@pytest.mark.parametrize("sublists", [
+    ([0, 1], [1, 2], [0, 2]), ([0, 1], [1, 2]), ([Ellipsis, 1], [1, 2], [Ellipsis, 2]), ([0, 1], [1, 52]),
+    ([0, 1], [1, -1]), ([0, 1], ["a", 1]), ([0, 1], [1, 0], [3]),
+])
+def test_einsum_sublist_form_matches_torch(sublists):
+    def run(lib, a, b):
+        return lib.einsum(a, sublists[0], b, *sublists[1:])
+
+    check(run, np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4) if sublists[1][-1] != 0 else np.ones((3, 2)))
+
+
 def test_einsum_dtypes_match_torch():
     check(lambda lib, a, b: lib.einsum("i,i->", a, b), np.ones(2), np.ones(2, dtype=np.float32))
     check(lambda lib, a, b: lib.einsum("i,i->", a, b), np.arange(3), np.arange(3))

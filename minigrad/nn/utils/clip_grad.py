@@ -99,7 +99,7 @@ def _scale_(grad: Tensor, factor) -> None:
     data = grad.array
     factor = factor.astype(data.dtype)
     with np.errstate(invalid="ignore", over="ignore"):  # a non-finite norm gives NaN/inf, as in PyTorch
-        if getattr(data.flags, "writeable", True):
+        if backend.is_writeable(data):
             data *= factor
         else:  # a read-only (broadcast) gradient: give the Tensor new memory
             grad.array = data * factor
@@ -170,7 +170,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
         for grad in _grads("clip_grad_value_", parameters):
             data = grad.array
             xp = backend.get_array_module(data)
-            if getattr(data.flags, "writeable", True):
+            if backend.is_writeable(data):
                 xp.clip(data, -bound, bound, out=data)
             else:
                 grad.array = xp.clip(data, -bound, bound)

@@ -247,6 +247,7 @@ def test_multihead_attention_matches_pytorch(heads, head_dim, kdim, vdim, bias, 
 def test_multihead_attention_on_every_device(device):
     reference = torch.nn.MultiheadAttention(4, 2, add_bias_kv=True, batch_first=True)
     module = twin(mnn.MultiheadAttention(4, 2, add_bias_kv=True, batch_first=True, dtype=mg.float64), reference)
+    module.to(device)
     x = _normal((2, 3, 4))
     mask = np.array([[False, False, True], [False, True, True]])
     compare_call(module, reference, dict(query=x, key=x, value=x, key_padding_mask=mask), device, module=module,

@@ -195,3 +195,7 @@ case("einsum", lambda lib, F, a, b: lib.einsum("...ij,...j->...i", a, b) + lib.e
 case("einsum", lambda lib, F, a, b: lib.einsum(" i j , j k -> i k ", [a, b]) + lib.einsum("ij,ij->ij", a[:, :1], a) @ b,
      st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)).map(lambda s: ((s[0], s[1]), (s[1], s[2]))),
      name="einsum_list_spaces_broadcast")
+case("einsum",
+     lambda lib, F, a, b: lib.einsum(a, [0, 27], b, [27, 51], [51, 0]) + lib.einsum(a, [Ellipsis, 1], b, [1, 2]).T,
+     st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)).map(lambda s: ((s[0], s[1]), (s[1], s[2]))),
+     name="einsum_sublists")
