@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from bench_engine import _entry, alternate
 from bench_models import lenet
+from timing import alternate, entry
 
 import minigrad as mg
 from minigrad import backend
@@ -177,7 +177,7 @@ def main(argv=None) -> dict | None:
     for name, make, repeat in work:
         step_mg, step_torch, diff = make()
         t_mg, t_torch = alternate(step_mg, step_torch, rounds, repeat)
-        results[name] = _entry(t_mg * 1e3, t_torch * 1e3, "ms")
+        results[name] = entry(t_mg * 1e3, t_torch * 1e3, "ms")
         checks[name] = diff
         if name == "matmul_forward_backward":
             flops = 3 * 2 * args.matmul_size**3
