@@ -878,6 +878,31 @@ def _same_dtype(a, b, fn: str) -> None:
         raise RuntimeError(f"{fn}(): expected both tensors to have the same dtype, but got {a.dtype} and {b.dtype}")
 
 
+def _check_operands(fn: str, input, other, other_arg: str, ranks: tuple) -> None:
+    """``fn``'s two arguments are Tensors (TypeError) of the ranks ``ranks = ((ndim, name), (ndim, name))``
+    (RuntimeError; ``name`` is the argument's name in the message)."""
+    expect_tensor(input, fn)
+    expect_tensor(other, fn, other_arg)
+    for t, (ndim, name) in zip((input, other), ranks, strict=True):
+        _need_dims(t, ndim, fn, name)
+
+
+def _check_inner_size(fn: str, matrix, other) -> None:
+    """RuntimeError, in PyTorch's words for ``mm`` or ``mv``, when ``matrix``'s columns are not ``other``'s rows."""
+    if matrix.shape[1] == other.shape[0]:
+        return
+    (n, m), k = matrix.shape, other.shape[0]
+    if fn == "mm":
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{m} and {k}x{other.shape[1]})")
+    raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{m}), vec ({k})")
+
+
+def _checked_matmul(input, other, fn: str, out) -> Tensor:
+    """``input @ other`` once ``fn`` has checked the shapes: the dtypes must match (RuntimeError)."""
+    _same_dtype(input, other, fn)
+    return write_out(_linalg.MatMul()(input, other), out, fn)
+
+
 def mm(input, mat2, *, out=None):
     """The matrix product of two 2-D tensors (no broadcasting).
 
@@ -885,17 +910,9 @@ def mm(input, mat2, *, out=None):
         TypeError: an argument is not a Tensor.
         RuntimeError: not matrices, inner sizes differ, or the dtypes differ.
     """
-    expect_tensor(input, "mm")
-    expect_tensor(mat2, "mm", "mat2")
-    _need_dims(input, 2, "mm", "self")
-    _need_dims(mat2, 2, "mm", "mat2")
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})"
-        )
-    _same_dtype(input, mat2, "mm")
-    return write_out(_linalg.MatMul()(input, mat2), out, "mm")
+    _check_operands("mm", input, mat2, "mat2", ((2, "self"), (2, "mat2")))
+    _check_inner_size("mm", input, mat2)
+    return _checked_matmul(input, mat2, "mm", out)
 
 
 def bmm(input, mat2, *, out=None):
@@ -905,18 +922,14 @@ def bmm(input, mat2, *, out=None):
         TypeError: an argument is not a Tensor.
         RuntimeError: not 3-D, the batch or inner sizes differ, or the dtypes differ.
     """
-    expect_tensor(input, "bmm")
-    expect_tensor(mat2, "bmm", "mat2")
-    _need_dims(input, 3, "bmm", "batch1")
-    _need_dims(mat2, 3, "bmm", "batch2")
+    _check_operands("bmm", input, mat2, "mat2", ((3, "batch1"), (3, "batch2")))
     b, n, k = input.shape
     if mat2.shape[:2] != (b, k):
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] but got: "
             f"[{mat2.shape[0]}, {mat2.shape[1]}]."
         )
-    _same_dtype(input, mat2, "bmm")
-    return write_out(_linalg.MatMul()(input, mat2), out, "bmm")
+    return _checked_matmul(input, mat2, "bmm", out)
 
 
 def mv(input, vec, *, out=None):
@@ -925,17 +938,9 @@ def mv(input, vec, *, out=None):
     Raises:
         TypeError: an argument is not a Tensor. RuntimeError: wrong dims or sizes, or the dtypes differ.
     """
-    expect_tensor(input, "mv")
-    expect_tensor(vec, "mv", "vec")
-    _need_dims(input, 2, "mv", "input")
-    _need_dims(vec, 1, "mv", "vec")
-    if input.shape[1] != vec.shape[0]:
-        raise RuntimeError(
-            f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
-            f"vec ({vec.shape[0]})"
-        )
-    _same_dtype(input, vec, "mv")
-    return write_out(_linalg.MatMul()(input, vec), out, "mv")
+    _check_operands("mv", input, vec, "vec", ((2, "input"), (1, "vec")))
+    _check_inner_size("mv", input, vec)
+    return _checked_matmul(input, vec, "mv", out)
 
 
 def dot(input, tensor, *, out=None):
@@ -968,10 +973,7 @@ def outer(input, vec2, *, out=None):
     Raises:
         TypeError: an argument is not a Tensor. RuntimeError: an argument is not 1-D.
     """
-    expect_tensor(input, "outer")
-    expect_tensor(vec2, "outer", "vec2")
-    _need_dims(input, 1, "outer", "input")
-    _need_dims(vec2, 1, "outer", "vec2")
+    _check_operands("outer", input, vec2, "vec2", ((1, "input"), (1, "vec2")))
     return write_out(input.reshape((-1, 1)) * vec2.reshape((1, -1)), out, "outer")
 
 
@@ -1510,6 +1512,18 @@ def float_power(input, exponent, *, out=None):
     return write_out(_ew.Pow()(base, power), out, "float_power")
 
 
+def _integer_binary(input, other, fn: str, out):
+    """``xp.<fn>`` (``gcd`` or ``lcm``) of two integer tensors in their promoted dtype, with no gradient."""
+    expect_tensor(input, fn)
+    expect_tensor(other, fn, "other")
+    dtype = result_type(input, other)
+    if dtype.kind not in "iu":
+        raise NotImplementedError(f'"{fn}" is not implemented for {dtype} tensors (integers only)')
+    xp = backend.get_array_module(input.array, other.array)
+    result = getattr(xp, fn)(input.array.astype(dtype, copy=False), other.array.astype(dtype, copy=False))
+    return write_out(Tensor._make(xp.asarray(result), False, None, 0), out, fn)
+
+
 def gcd(input, other, *, out=None):
     """The greatest common divisor elementwise (integer tensors; non-negative; gcd(0, 0) = 0). No gradient.
 
@@ -1517,14 +1531,7 @@ def gcd(input, other, *, out=None):
         TypeError: an argument is not a Tensor.
         NotImplementedError: floating, complex or bool tensors, as in PyTorch.
     """
-    expect_tensor(input, "gcd")
-    expect_tensor(other, "gcd", "other")
-    dtype = result_type(input, other)
-    if dtype.kind not in "iu":
-        raise NotImplementedError(f'"gcd" is not implemented for {dtype} tensors (integers only)')
-    xp = backend.get_array_module(input.array, other.array)
-    result = xp.gcd(input.array.astype(dtype, copy=False), other.array.astype(dtype, copy=False))
-    return write_out(Tensor._make(xp.asarray(result), False, None, 0), out, "gcd")
+    return _integer_binary(input, other, "gcd", out)
 
 
 def absolute(input, *, out=None):
@@ -1616,18 +1623,9 @@ def xlogy(input, other, *, out=None):
 def lcm(input, other, *, out=None):
     """The least common multiple elementwise (integer tensors; non-negative; 0 if either is 0). No gradient.
 
-    Raises:
-        TypeError: an argument is not a Tensor.
-        NotImplementedError: floating, complex or bool tensors, as in PyTorch.
+    Errors as ``gcd``.
     """
-    expect_tensor(input, "lcm")
-    expect_tensor(other, "lcm", "other")
-    dtype = result_type(input, other)
-    if dtype.kind not in "iu":
-        raise NotImplementedError(f'"lcm" is not implemented for {dtype} tensors (integers only)')
-    xp = backend.get_array_module(input.array, other.array)
-    result = xp.lcm(input.array.astype(dtype, copy=False), other.array.astype(dtype, copy=False))
-    return write_out(Tensor._make(xp.asarray(result), False, None, 0), out, "lcm")
+    return _integer_binary(input, other, "lcm", out)
 
 
 def sinc(input, *, out=None):
@@ -1686,54 +1684,68 @@ def _shift_up(xp, x, terms):
     return y, total
 
 
-def lgamma_array(x):
-    """log|Gamma(x)| of a floating array (inf at 0 and the negative integers)."""
+def _by_reflection(x, positive, reflect, pole: float):
+    """The skeleton that lgamma and digamma share, on a floating array ``x`` (computed in float64 inside:
+    the shifts and series cancel digits).
+
+    ``positive(xp, v)`` is the function at finite ``v >= 0``; it is called at ``1 - x`` where ``x`` is
+    negative, then ``reflect(xp, x, value)`` turns that value into the one at ``x``. Infinite arguments give
+    inf, negative integers ``pole``, NaN stays NaN.
+    """
     xp = backend.get_array_module(x)
-    dtype, x = x.dtype, x.astype(np.float64)  # float64 inside: the shifts and series cancel digits
+    dtype, x = x.dtype, x.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         negative = x < 0
         pos = xp.where(negative, 1.0 - x, x)
         pos = xp.where(xp.isnan(pos), 1.0, pos)  # NaN put back at the end
         finite = xp.isfinite(pos)
-        work = xp.where(finite, pos, _ASYMPTOTIC)
-        y, log_prod = _shift_up(xp, work, lambda v: xp.log(v))
-        inv = 1.0 / y
-        inv2 = inv * inv
-        series = xp.zeros_like(y)
-        for c in reversed(_STIRLING):
-            series = series * inv2 + c
-        value = (y - 0.5) * xp.log(y) - y + _HALF_LOG_2PI + series * inv - log_prod
-        value = xp.where(finite, value, xp.inf)
-        reflected = math.log(math.pi) - xp.log(_sin_pi(xp, x)) - value
-        pole = negative & (x == xp.floor(x))
-        result = xp.where(negative, xp.where(pole, xp.inf, reflected), value)
+        value = xp.where(finite, positive(xp, xp.where(finite, pos, _ASYMPTOTIC)), xp.inf)
+        is_pole = negative & (x == xp.floor(x))
+        result = xp.where(negative, xp.where(is_pole, pole, reflect(xp, x, value)), value)
         return xp.where(xp.isnan(x), x, result).astype(dtype, copy=False)
+
+
+def _lgamma_positive(xp, v):
+    """log Gamma(v) for v >= 0: shifted up past ``_ASYMPTOTIC``, then Stirling's series."""
+    y, log_prod = _shift_up(xp, v, lambda w: xp.log(w))
+    inv = 1.0 / y
+    inv2 = inv * inv
+    series = xp.zeros_like(y)
+    for c in reversed(_STIRLING):
+        series = series * inv2 + c
+    return (y - 0.5) * xp.log(y) - y + _HALF_LOG_2PI + series * inv - log_prod
+
+
+def _lgamma_reflect(xp, x, value):
+    """log|Gamma(x)| from log Gamma(1 - x): Gamma(x) Gamma(1 - x) = pi / sin(pi x)."""
+    return math.log(math.pi) - xp.log(_sin_pi(xp, x)) - value
+
+
+def lgamma_array(x):
+    """log|Gamma(x)| of a floating array (inf at 0 and the negative integers)."""
+    return _by_reflection(x, _lgamma_positive, _lgamma_reflect, math.inf)
+
+
+def _digamma_positive(xp, v):
+    """psi(v) for v >= 0 (-inf at 0): shifted up past ``_ASYMPTOTIC``, then the asymptotic series."""
+    zero = v == 0
+    y, shift = _shift_up(xp, xp.where(zero, 1.0, v), lambda w: 1.0 / w)
+    inv2 = 1.0 / (y * y)
+    series = xp.zeros_like(y)
+    for k in range(len(_BERNOULLI), 0, -1):
+        series = series * inv2 + _BERNOULLI[k - 1] / (2 * k)
+    value = xp.log(y) - 0.5 / y - series * inv2 - shift
+    return xp.where(zero, -xp.inf, value)
+
+
+def _digamma_reflect(xp, x, value):
+    """psi(x) from psi(1 - x): psi(1 - x) - psi(x) = pi / tan(pi x)."""
+    return value - math.pi / _tan_pi(xp, x)
 
 
 def digamma_array(x):
     """The digamma function psi(x) = d/dx log Gamma(x) of a floating array (-inf at 0, NaN at negative integers)."""
-    xp = backend.get_array_module(x)
-    dtype, x = x.dtype, x.astype(np.float64)  # float64 inside: the shifts and series cancel digits
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        negative = x < 0
-        pos = xp.where(negative, 1.0 - x, x)
-        pos = xp.where(xp.isnan(pos), 1.0, pos)
-        finite = xp.isfinite(pos)
-        work = xp.where(finite, pos, _ASYMPTOTIC)
-        zero = work == 0
-        work = xp.where(zero, 1.0, work)
-        y, shift = _shift_up(xp, work, lambda v: 1.0 / v)
-        inv2 = 1.0 / (y * y)
-        series = xp.zeros_like(y)
-        for k in range(len(_BERNOULLI), 0, -1):
-            series = series * inv2 + _BERNOULLI[k - 1] / (2 * k)
-        value = xp.log(y) - 0.5 / y - series * inv2 - shift
-        value = xp.where(finite, value, xp.inf)
-        value = xp.where(zero, -xp.inf, value)
-        reflected = value - math.pi / _tan_pi(xp, x)
-        pole = negative & (x == xp.floor(x))
-        result = xp.where(negative, xp.where(pole, xp.nan, reflected), value)
-        return xp.where(xp.isnan(x), x, result).astype(dtype, copy=False)
+    return _by_reflection(x, _digamma_positive, _digamma_reflect, math.nan)
 
 
 def _float_factorial(n: int) -> float:

@@ -57,15 +57,8 @@ class Bernoulli(Distribution):
     def expand(self, batch_shape, _instance=None):
         """This distribution with its parameter expanded to ``batch_shape``."""
         new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = _as_shape(batch_shape, "batch_shape")
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(*batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(*batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("probs", "logits"))
+        new._param = new.logits if "logits" in self.__dict__ else new.probs
         return new
 
     @lazy_property

@@ -70,17 +70,9 @@ class Categorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         """This distribution with ``probs``/``logits`` expanded to ``batch_shape + (K,)``."""
         new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = tuple(batch_shape)
-        shape = batch_shape + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(*shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(*shape)
-            new._param = new.logits
+        self._expand_parameters(new, tuple(batch_shape), ("probs", "logits"), (self._num_events,))
+        new._param = new.logits if "logits" in self.__dict__ else new.probs
         new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @lazy_property

@@ -149,6 +149,18 @@ class Distribution:
             )
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _expand_parameters(self, new, batch_shape: tuple, names, event_shape: tuple = ()):
+        """Fill in and return ``new`` for ``expand``: each Tensor parameter in ``names`` that this
+        distribution holds (a lazy one not computed yet is skipped) expanded to ``batch_shape + event_shape``,
+        the batch shape ``batch_shape`` and this distribution's validation setting."""
+        shape = batch_shape + event_shape
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(*shape))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     # -- constraints -------------------------------------------------------------------------------
 
     @property
@@ -320,6 +332,17 @@ def broadcast_all(*values) -> tuple:
                 value = Tensor(xp.asarray(value, dtype=dtype))
         tensors.append(value)
     return broadcast_tensors(*tensors)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, bool)
+
+
+def broadcast_parameters(*values) -> tuple:
+    """``(broadcast_all(*values), batch_shape)``: the batch shape is ``()`` when every value is a
+    number (as in PyTorch), else the broadcast shape. Errors as ``broadcast_all``."""
+    tensors = broadcast_all(*values)
+    return tensors, () if all(map(_is_number, values)) else tuple(tensors[0].shape)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:

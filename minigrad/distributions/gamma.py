@@ -21,8 +21,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, _as_shape, broadcast_all
-from minigrad.distributions.normal import _is_number
+from minigrad.distributions.distribution import Distribution, _as_shape, broadcast_parameters
 from minigrad.math_forms import digamma, digamma_array, lgamma
 from minigrad.ops.elementwise import where
 from minigrad.tensor import Tensor
@@ -102,19 +101,13 @@ class Gamma(Distribution):
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        scalar = _is_number(concentration) and _is_number(rate)
-        super().__init__(() if scalar else tuple(self.concentration.shape), validate_args=validate_args)
+        (self.concentration, self.rate), batch_shape = broadcast_parameters(concentration, rate)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         """This distribution with its parameters expanded to ``batch_shape``."""
         new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = _as_shape(batch_shape, "batch_shape")
-        new.concentration = self.concentration.expand(*batch_shape)
-        new.rate = self.rate.expand(*batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("concentration", "rate"))
 
     @property
     def mean(self) -> Tensor:
@@ -171,19 +164,13 @@ class Beta(Distribution):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        scalar = _is_number(concentration1) and _is_number(concentration0)
-        super().__init__(() if scalar else tuple(self.concentration1.shape), validate_args=validate_args)
+        (self.concentration1, self.concentration0), batch_shape = broadcast_parameters(concentration1, concentration0)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         """This distribution with its parameters expanded to ``batch_shape``."""
         new = self._get_checked_instance(Beta, _instance)
-        batch_shape = _as_shape(batch_shape, "batch_shape")
-        new.concentration1 = self.concentration1.expand(*batch_shape)
-        new.concentration0 = self.concentration0.expand(*batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("concentration1", "concentration0"))
 
     @property
     def mean(self) -> Tensor:

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import math
-import numbers
-
-import numpy as np
 
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, _as_shape, broadcast_all, draw
+from minigrad.distributions.distribution import Distribution, _as_shape, broadcast_parameters, draw
 from minigrad.ops.elementwise import where
 from minigrad.tensor import Tensor
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, bool)
 
 
 class Normal(Distribution):
@@ -42,18 +35,13 @@ class Normal(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = () if _is_number(loc) and _is_number(scale) else tuple(self.loc.shape)
+        (self.loc, self.scale), batch_shape = broadcast_parameters(loc, scale)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         """This distribution with ``loc``/``scale`` expanded to ``batch_shape``."""
         new = self._get_checked_instance(Normal, _instance)
-        batch_shape = _as_shape(batch_shape, "batch_shape")
-        new.loc, new.scale = self.loc.expand(*batch_shape), self.scale.expand(*batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("loc", "scale"))
 
     @property
     def mean(self) -> Tensor:
@@ -124,8 +112,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        batch_shape = () if _is_number(low) and _is_number(high) else tuple(self.low.shape)
+        (self.low, self.high), batch_shape = broadcast_parameters(low, high)
         super().__init__(batch_shape, validate_args=validate_args)
 
     @property
@@ -143,11 +130,7 @@ class Uniform(Distribution):
     def expand(self, batch_shape, _instance=None):
         """This distribution with ``low``/``high`` expanded to ``batch_shape``."""
         new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = _as_shape(batch_shape, "batch_shape")
-        new.low, new.high = self.low.expand(*batch_shape), self.high.expand(*batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):

@@ -278,11 +278,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         (H - 1) * sh - 2 * ph + dh * (kh - 1) + output_padding_h + 1, W_out alike.
 
     Raises:
-        TypeError: an argument of the wrong type.
-        RuntimeError: wrong ranks, dtypes or devices; input channels that are not
-            the weight's first dimension or not divisible by groups; an
-            output_padding not below the stride or the dilation; an output
-            of no positions; a bias of the wrong size.
+        TypeError, RuntimeError: as ``conv_transpose1d``, for each spatial dimension.
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)
@@ -425,7 +421,22 @@ class Conv1d(_ConvNd):
 
 
 class _ConvTransposeNd(_ConvNd):
+    """Shared constructor (PyTorch's ``ConvTranspose*d`` signature), forward and ``output_size`` handling."""
+
     _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device, dtype)
+
+    def forward(self, input, output_size=None):  # noqa: A002
+        """Transposed-convolve ``input`` (N, C_in, *spatial) or (C_in, *spatial); ``output_size`` (the spatial
+        sizes, or the whole shape) picks the output padding that gives it."""
+        output_padding = self._output_padding(input, output_size)
+        dims = self._dims
+        return _conv_transpose(f"conv_transpose{dims}d", dims, input, self.weight, self.bias, self.stride,
+                               self.padding, output_padding, self.groups, self.dilation)
 
     def _output_padding(self, input, output_size) -> tuple:  # noqa: A002
         """``output_padding``, or the one that gives ``output_size`` (the spatial sizes, or the whole shape).
@@ -479,17 +490,6 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     _dims = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, device, dtype)
-
-    def forward(self, input, output_size=None):  # noqa: A002
-        """Transposed-convolve ``input`` (N, C_in, L) into (N, C_out, L_out)."""
-        output_padding = self._output_padding(input, output_size)
-        return conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                self.groups, self.dilation)
-
 
 class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution over an input (N, C_in, H, W) or (C_in, H, W): see ``F.conv_transpose2d``.
@@ -511,14 +511,3 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _dims = 2
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, device, dtype)
-
-    def forward(self, input, output_size=None):  # noqa: A002
-        """Transposed-convolve ``input`` (N, C_in, H, W) into (N, C_out, H_out, W_out)."""
-        output_padding = self._output_padding(input, output_size)
-        return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                self.groups, self.dilation)

@@ -210,8 +210,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         Tensor of the input's shape.
 
     Raises:
-        TypeError: wrong argument types.
-        NotImplementedError: a non-floating input.
+        TypeError, NotImplementedError: as ``group_norm`` (wrong argument types, a non-floating input).
         ValueError: one spatial element per channel with ``use_input_stats``.
         RuntimeError: fewer than 2 dimensions; no running statistics without
             ``use_input_stats``; statistics or parameters that are not C long

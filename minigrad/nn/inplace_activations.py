@@ -20,9 +20,11 @@ from minigrad.tensor import Tensor
 __all__ = ["relu_", "leaky_relu_", "elu_", "hardtanh_", "threshold_"]
 
 
-def _expect_tensor(fn: str, x) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(x).__name__}")
+def _write_into(fn: str, input, op) -> Tensor:  # noqa: A002
+    """``op(input)`` written into ``input`` through ``in_place``; TypeError unless ``input`` is a Tensor."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    return in_place(fn, input, op)
 
 
 def relu_(input):  # noqa: A002  (PyTorch's names)
@@ -32,32 +34,23 @@ def relu_(input):  # noqa: A002  (PyTorch's names)
         TypeError: not a Tensor.
         RuntimeError: in grad mode, ``input`` is a leaf that requires grad (or a view of one).
     """
-    _expect_tensor("relu_", input)
-    return in_place("relu_", input, lambda x: elementwise.ReLU()(x))
+    return _write_into("relu_", input, lambda x: elementwise.ReLU()(x))
 
 
 def leaky_relu_(input, negative_slope=0.01):  # noqa: A002
     """``F.leaky_relu`` written into ``input``; returns ``input``.
 
-    Raises:
-        TypeError: not a Tensor, or ``negative_slope`` not a number.
-        NotImplementedError: not floating point.
-        RuntimeError: in grad mode, ``input`` is a leaf that requires grad (or a view of one).
+    Raises ``F.leaky_relu``'s errors (TypeError, NotImplementedError) and ``relu_``'s RuntimeError.
     """
-    _expect_tensor("leaky_relu_", input)
-    return in_place("leaky_relu_", input, lambda x: activation.leaky_relu(x, negative_slope))
+    return _write_into("leaky_relu_", input, lambda x: activation.leaky_relu(x, negative_slope))
 
 
 def elu_(input, alpha=1.0):  # noqa: A002
     """``F.elu`` written into ``input``; returns ``input``.
 
-    Raises:
-        TypeError: not a Tensor, or ``alpha`` not a number.
-        NotImplementedError: not floating point.
-        RuntimeError: in grad mode, ``input`` is a leaf that requires grad (or a view of one).
+    Raises ``F.elu``'s errors (TypeError, NotImplementedError) and ``relu_``'s RuntimeError.
     """
-    _expect_tensor("elu_", input)
-    return in_place("elu_", input, lambda x: activation.elu(x, alpha))
+    return _write_into("elu_", input, lambda x: activation.elu(x, alpha))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
@@ -68,8 +61,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):  # noqa: A002
         NotImplementedError: not floating point.
         RuntimeError: in grad mode, ``input`` is a leaf that requires grad (or a view of one).
     """
-    _expect_tensor("hardtanh_", input)
-    return in_place("hardtanh_", input, lambda x: activation.hardtanh(x, min_val, max_val))
+    return _write_into("hardtanh_", input, lambda x: activation.hardtanh(x, min_val, max_val))
 
 
 def threshold_(input, threshold, value):  # noqa: A002

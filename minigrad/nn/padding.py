@@ -176,10 +176,21 @@ def _ntuple(padding, count: int, name: str) -> tuple:
 
 
 class _Pad(Module):
-    """Shared body: a padding mode over the last ``_dims`` dimensions (``padding`` has 2 * ``_dims`` ints)."""
+    """Shared body: a padding mode over the last ``_dims`` dimensions (``padding`` has 2 * ``_dims`` ints).
+
+    A subclass names both in its class statement: ``class ReflectionPad2d(_Pad, dims=2, mode="reflect")``.
+    """
 
     _dims = 1
     _mode = "constant"
+
+    def __init_subclass__(cls, dims: int | None = None, mode: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # What the class statement leaves out is inherited (``class ZeroPad2d(_ZeroPad, ConstantPad2d)``).
+        if dims is not None:
+            cls._dims = dims
+        if mode is not None:
+            cls._mode = mode
 
     def __init__(self, padding):
         super().__init__()
@@ -206,103 +217,70 @@ class _ConstantPad(_Pad):
         return f"padding={self.padding}, value={self.value}"
 
 
-class ConstantPad1d(_ConstantPad):
+class ConstantPad1d(_ConstantPad, dims=1):
     """Pad the last dimension with ``value``: ``padding`` is an int or (left, right); negative amounts crop."""
 
-    _dims = 1
 
-
-class ConstantPad2d(_ConstantPad):
+class ConstantPad2d(_ConstantPad, dims=2):
     """Pad the last two dimensions with ``value``: ``padding`` is an int or (left, right, top, bottom)."""
 
-    _dims = 2
 
-
-class ConstantPad3d(_ConstantPad):
+class ConstantPad3d(_ConstantPad, dims=3):
     """Pad the last three dimensions with ``value``: ``padding`` is an int or a 6-tuple (last dimension first)."""
 
-    _dims = 3
+
+class _ZeroPad(_ConstantPad):
+    """Shared body of ``ZeroPad*d``: constant padding with 0, shown (as in PyTorch) by its padding alone."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    extra_repr = _Pad.extra_repr
 
 
-class ZeroPad1d(ConstantPad1d):
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
     """Pad the last dimension with zeros: ``padding`` is an int or (left, right)."""
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
     """Pad the last two dimensions with zeros: ``padding`` is an int or (left, right, top, bottom)."""
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
     """Pad the last three dimensions with zeros: ``padding`` is an int or a 6-tuple (last dimension first)."""
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ReflectionPad1d(_Pad):
+class ReflectionPad1d(_Pad, dims=1, mode="reflect"):
     """Mirror the last dimension about its edges of an (N, C, W) or (C, W) input; amounts below W."""
 
-    _dims, _mode = 1, "reflect"
 
-
-class ReflectionPad2d(_Pad):
+class ReflectionPad2d(_Pad, dims=2, mode="reflect"):
     """Mirror the last two dimensions of an (N, C, H, W) or (C, H, W) input; ``padding`` (left, right, top, bottom)."""
 
-    _dims, _mode = 2, "reflect"
 
-
-class ReflectionPad3d(_Pad):
+class ReflectionPad3d(_Pad, dims=3, mode="reflect"):
     """Mirror the last three dimensions of an (N, C, D, H, W) or (C, D, H, W) input."""
 
-    _dims, _mode = 3, "reflect"
 
-
-class ReplicationPad1d(_Pad):
+class ReplicationPad1d(_Pad, dims=1, mode="replicate"):
     """Repeat the edge values of the last dimension of an (N, C, W) or (C, W) input."""
 
-    _dims, _mode = 1, "replicate"
 
-
-class ReplicationPad2d(_Pad):
+class ReplicationPad2d(_Pad, dims=2, mode="replicate"):
     """Repeat the edge values of the last two dimensions of an (N, C, H, W) or (C, H, W) input."""
 
-    _dims, _mode = 2, "replicate"
 
-
-class ReplicationPad3d(_Pad):
+class ReplicationPad3d(_Pad, dims=3, mode="replicate"):
     """Repeat the edge values of the last three dimensions of an (N, C, D, H, W) or (C, D, H, W) input."""
 
-    _dims, _mode = 3, "replicate"
 
-
-class CircularPad1d(_Pad):
+class CircularPad1d(_Pad, dims=1, mode="circular"):
     """Wrap the last dimension of an (N, C, W) or (C, W) input around; amounts at most W."""
 
-    _dims, _mode = 1, "circular"
 
-
-class CircularPad2d(_Pad):
+class CircularPad2d(_Pad, dims=2, mode="circular"):
     """Wrap the last two dimensions of an (N, C, H, W) or (C, H, W) input around."""
 
-    _dims, _mode = 2, "circular"
 
-
-class CircularPad3d(_Pad):
+class CircularPad3d(_Pad, dims=3, mode="circular"):
     """Wrap the last three dimensions of an (N, C, D, H, W) or (C, D, H, W) input around."""
-
-    _dims, _mode = 3, "circular"

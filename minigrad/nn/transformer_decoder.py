@@ -66,9 +66,9 @@ class TransformerDecoderLayer(Module):
     ``dropout2``, ``dropout3``.
 
     Raises:
+        AssertionError: ``nhead`` does not divide ``d_model`` (from MultiheadAttention).
         RuntimeError: an unknown activation name.
         TypeError: an activation that is neither a name nor callable.
-        AssertionError: ``nhead`` does not divide ``d_model`` (from MultiheadAttention).
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
@@ -114,10 +114,8 @@ class TransformerDecoderLayer(Module):
             memory_is_causal: the same hint for ``memory_mask``.
 
         Returns:
-            Tensor shaped like ``tgt``.
-
-        Raises:
-            RuntimeError/AssertionError: as ``MultiheadAttention`` for shapes and masks.
+            Tensor shaped like ``tgt``; shape and mask errors (RuntimeError/AssertionError) are
+            ``MultiheadAttention``'s.
         """
         x = tgt
         if self.norm_first:
@@ -130,10 +128,8 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
+    # The self-attention block is the encoder layer's: the same sub-modules (``self_attn``, ``dropout1``).
+    _sa_block = TransformerEncoderLayer._sa_block
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
@@ -253,20 +249,17 @@ class Transformer(Module):
                  batch_first: bool = False, norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
         kwargs = {"device": device, "dtype": dtype}
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            encoder_layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, **kwargs)
-            encoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
-            self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, encoder_norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            decoder_layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                                    layer_norm_eps, batch_first, norm_first, bias, **kwargs)
-            decoder_norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
-            self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, decoder_norm)
+
+        def stack(custom, layer_type, stack_type, num_layers):
+            """``custom``, or ``num_layers`` copies of a ``layer_type`` layer followed by a LayerNorm."""
+            if custom is not None:
+                return custom
+            layer = layer_type(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                               norm_first, bias, **kwargs)
+            return stack_type(layer, num_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs))
+
+        self.encoder = stack(custom_encoder, TransformerEncoderLayer, TransformerEncoder, num_encoder_layers)
+        self.decoder = stack(custom_decoder, TransformerDecoderLayer, TransformerDecoder, num_decoder_layers)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
