@@ -262,32 +262,32 @@ class Softsign(Module):
         return softsign(input)
 
 
-class Hardsigmoid(Module):
-    """relu6(x + 3) / 6: see ``hardsigmoid``. (PyTorch's repr omits ``inplace``; so does this one.)"""
+class _InplaceActivation(Module):
+    """A pointwise activation with PyTorch's ``inplace`` flag (a base: ``Hardsigmoid`` is not a ``SELU``)."""
 
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
+
+
+class Hardsigmoid(_InplaceActivation):
+    """relu6(x + 3) / 6: see ``hardsigmoid``. (PyTorch's repr omits ``inplace``; so does this one.)"""
 
     def forward(self, input):  # noqa: A002
         """Apply the hard sigmoid."""
         return hardsigmoid(input, self.inplace)
 
 
-class Hardswish(Hardsigmoid):
-    """x * relu6(x + 3) / 6: see ``hardswish``."""
+class Hardswish(_InplaceActivation):
+    """x * relu6(x + 3) / 6: see ``hardswish``. (PyTorch's repr omits ``inplace``; so does this one.)"""
 
     def forward(self, input):  # noqa: A002
         """Apply the hard swish."""
         return hardswish(input, self.inplace)
 
 
-class SELU(Module):
+class SELU(_InplaceActivation):
     """Scaled ELU with SELU's fixed constants: see ``selu``."""
-
-    def __init__(self, inplace: bool = False):
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
         """Apply SELU."""
@@ -313,12 +313,15 @@ class CELU(Module):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
-class Mish(SELU):
+class Mish(_InplaceActivation):
     """x * tanh(softplus(x)): see ``mish``."""
 
     def forward(self, input):  # noqa: A002
         """Apply Mish."""
         return mish(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace)
 
 
 class Threshold(Module):
@@ -338,22 +341,26 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
-class Hardshrink(Module):
-    """x where |x| > ``lambd``, else 0: see ``hardshrink``."""
+class _Shrink(Module):
+    """A shrink activation with its threshold ``lambd`` (a base: ``Softshrink`` is not a ``Hardshrink``)."""
 
     def __init__(self, lambd: float = 0.5):
         super().__init__()
         self.lambd = lambd
 
-    def forward(self, input):  # noqa: A002
-        """Apply the hard shrink."""
-        return hardshrink(input, self.lambd)
-
     def extra_repr(self) -> str:
         return f"{self.lambd}"
 
 
-class Softshrink(Hardshrink):
+class Hardshrink(_Shrink):
+    """x where |x| > ``lambd``, else 0: see ``hardshrink``."""
+
+    def forward(self, input):  # noqa: A002
+        """Apply the hard shrink."""
+        return hardshrink(input, self.lambd)
+
+
+class Softshrink(_Shrink):
     """x shrunk towards 0 by ``lambd``: see ``softshrink``."""
 
     def forward(self, input):  # noqa: A002

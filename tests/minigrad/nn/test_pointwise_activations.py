@@ -135,3 +135,12 @@ def test_modules_match_torch_and_their_reprs():
                          (nn.Mish(True), torch.nn.Mish(True)), (nn.Threshold(0.1, 20, True),
                                                                torch.nn.Threshold(0.1, 20, True))):
         assert repr(mine) == repr(theirs)
+
+
+def test_module_classes_are_related_as_in_pytorch():
+    import torch  # noqa: PLC0415
+
+    pairs = [("Mish", "SELU"), ("Hardswish", "Hardsigmoid"), ("Softshrink", "Hardshrink"), ("SELU", "Mish")]
+    for child, parent in pairs:
+        theirs = isinstance(getattr(torch.nn, child)(), getattr(torch.nn, parent))
+        assert isinstance(getattr(mg.nn, child)(), getattr(mg.nn, parent)) == theirs
