@@ -473,12 +473,45 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):
 
 
 def _rooted(group, tensor, rank, tensor_list, fn, what, list_name):
-    """``(group, array, root, arrays)`` of a gather or scatter; ``arrays`` (one per rank) checked on the root only."""
+    """``(group, array, root, arrays)`` of a gather or scatter; ``arrays`` (one per rank) exist on the root only.
+
+    Only the root can check the list, and only all ranks together can tell
+    whether their tensors match; a mismatch found by one rank alone would
+    leave the others waiting in MPI (a hang) or fill the root's buffers with
+    bytes of the wrong layout. So the ranks first exchange what each has and
+    every rank raises the same error (one small extra collective per call).
+
+    Raises:
+        TypeError, ValueError: on every rank, when the root's list is wrong or
+            some rank's tensor differs from the root's in shape or dtype.
+    """
     g = _group(group)
     array = _array(tensor, fn)
     root = _group_rank(g, rank, fn, what)
-    arrays = _output_list(tensor_list, g.size(), array, fn, list_name) if g.rank() == root else []
+    arrays, problem = [], None
+    if g.rank() == root:
+        try:
+            arrays = _output_list(tensor_list, g.size(), array, fn, list_name)
+        except (TypeError, ValueError) as error:
+            problem = error
+    _agree_on_rooted_call(g, array, root, problem, fn)
     return g, array, root, arrays
+
+
+def _agree_on_rooted_call(g, array, root, problem, fn) -> None:
+    """Raise the same error on every rank if the root's ``problem`` is set or the tensors' shapes or dtypes differ."""
+    reports = g.allgather_obj((tuple(array.shape), str(array.dtype), problem))
+    root_problem = reports[root][2]
+    if root_problem is not None:
+        raise type(root_problem)(f"{root_problem} (found on the root, rank {g.world_ranks[root]})")
+    shape, dtype = reports[root][:2]
+    for r, (other_shape, other_dtype, _) in enumerate(reports):
+        if (other_shape, other_dtype) != (shape, dtype):
+            raise ValueError(
+                f"{fn}: rank {g.world_ranks[r]}'s tensor has shape {other_shape} and dtype {other_dtype}, but the "
+                f"root's (rank {g.world_ranks[root]}) has shape {shape} and dtype {dtype}; every rank must pass a "
+                "tensor of the same shape and dtype"
+            )
 
 
 def barrier(group=None, async_op=False):
