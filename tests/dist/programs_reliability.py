@@ -14,7 +14,7 @@ import minigrad as mg
 import minigrad_dist as dist
 from minigrad import nn, serialization
 from minigrad.nn import functional as F
-from tests.dist.programs_collectives import ensure_init
+from tests.dist.programs_common import ensure_init
 
 # -- a small model whose training draws random numbers (dropout, noise) ------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dist import programs_rpc as programs
 from tests.dist.conftest import get_pool
+from tests.dist.rpc import programs_rpc as programs
 
 pytestmark = pytest.mark.timeout(300)
 

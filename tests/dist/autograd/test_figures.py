@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from tests.dist.mpi_pool import run_script
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.dist.mpi_pool import ROOT, run_script
 
 
 def nodes_and_edges(dot: str):

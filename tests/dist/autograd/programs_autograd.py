@@ -1,13 +1,10 @@
-"""Programs run on every rank of a pool by test_rpc.py and test_dist_autograd.py.
+"""Programs run on every rank of a pool by test_dist_autograd.py: distributed autograd over RPC, the optimizer.
 
 Each program starts RPC, works, and shuts RPC down (graceful shutdown is
 collective, so every rank takes part even when only rank 0 calls).
 """
 
 from __future__ import annotations
-
-import gc
-import time
 
 import numpy as np
 
@@ -16,21 +13,7 @@ import minigrad_dist.autograd as dist_autograd
 import minigrad_dist.rpc as rpc
 from minigrad_dist.optim import DistributedOptimizer
 from minigrad_dist.rpc import rref as rref_module
-from minigrad_dist.mpi import load_mpi
-
-
-def _polite_barrier():
-    request = load_mpi().COMM_WORLD.Ibarrier()
-    while not request.Test():
-        time.sleep(1e-4)
-
-
-def _start():
-    comm = load_mpi().COMM_WORLD
-    rank, world = comm.Get_rank(), comm.Get_size()
-    rpc.init_rpc(f"worker{rank}")
-    return rank, world
-
+from tests.dist.programs_common import polite_barrier, start_rpc
 
 # -- functions called remotely --------------------------------------------------------------------
 
@@ -55,149 +38,8 @@ def sub(a, b):
     return a - b
 
 
-def scaled_sum(values, scale=1.0):
-    return sum(values) * scale
-
-
-def fail(message):
-    raise KeyError(message)
-
-
-def sleep_then(seconds, value):
-    time.sleep(seconds)
-    return value
-
-
 def random_tensor():
     return mg.rand(3, 3, requires_grad=True)
-
-
-def big_array(n):
-    return np.arange(n, dtype=np.float64)
-
-
-def echo(x):
-    return x
-
-
-def owned_count():
-    gc.collect()
-    return rref_module.owned_count()
-
-
-class Counter:
-    """A stateful object living on an owner (for RRef proxies)."""
-
-    def __init__(self):
-        self.total = 0
-
-    def add(self, value):
-        self.total += value
-        return self.total
-
-
-def fetch_twice(rref):
-    return rref.to_here() * 2
-
-
-# -- programs ---------------------------------------------------------------------------------------
-
-
-def rpc_basics(spec):
-    rank, world = _start()
-    out = {}
-    if rank == 0:
-        peer = f"worker{world - 1}"
-        out["sync"] = rpc.rpc_sync(peer, add, args=(mg.ones(2), mg.ones(2))).tolist()
-        out["kwargs"] = rpc.rpc_sync(peer, scaled_sum, args=([1.0, 2.0],), kwargs={"scale": 3.0})
-        fut = rpc.rpc_async(peer, mul, args=(mg.full((2,), 3.0), 2.0))
-        chained = fut.then(lambda f: f.value().sum().item())
-        out["async"] = fut.wait().tolist()
-        out["then"] = chained.wait()
-        out["done"] = fut.done()
-        try:
-            rpc.rpc_sync(peer, fail, args=("missing key",))
-        except KeyError as error:
-            out["remote_error"] = str(error)
-        try:
-            rpc.rpc_sync(peer, sleep_then, args=(2.0, 1), timeout=0.2)
-        except rpc.RpcTimeoutError as error:
-            out["timeout"] = str(error)
-        payload = rpc.rpc_sync(peer, big_array, args=(spec["n"],))
-        out["big_ok"] = bool(payload[-1] == spec["n"] - 1 and payload.dtype == np.float64)
-        t = mg.randn(spec["n"] // 8, 8, dtype=mg.float64)
-        back = rpc.rpc_sync(peer, echo, args=(t,))
-        out["echo_ok"] = bool(np.array_equal(back.array, t.array))
-        out["worker_info"] = tuple(rpc.get_worker_info(peer))
-        for bad in [lambda: rpc.rpc_sync("nobody", add, args=(1, 2)), lambda: rpc.rpc_sync(peer, 42)]:
-            try:
-                bad()
-            except (ValueError, TypeError) as error:
-                out.setdefault("bad_input", []).append(str(error))
-    rpc.shutdown()
-    return out
-
-
-def graceful_shutdown_loses_nothing(spec):
-    """Rank 0 fires many async calls and shuts down at once: every call still completes."""
-    rank, world = _start()
-    futures = []
-    if rank == 0:
-        futures = [rpc.rpc_async(f"worker{1 + i % (world - 1)}", sleep_then, args=(0.001, i)) for i in range(spec["n"])]
-    rpc.shutdown()
-    return sorted(f.wait() for f in futures)
-
-
-def rref_basics(spec):
-    rank, world = _start()
-    out = {}
-    if rank == 0:
-        peer = f"worker{world - 1}"
-        rref = rpc.remote(peer, add, args=(mg.ones(2), mg.ones(2)))
-        out["to_here"] = rref.to_here().tolist()
-        out["owner"] = rref.owner_name()
-        out["is_owner"] = rref.is_owner()
-        try:
-            rref.local_value()
-        except RuntimeError as error:
-            out["local_value_error"] = str(error)
-        counter = rpc.remote(peer, Counter)
-        counter.rpc_sync().add(5)
-        out["proxy_async"] = counter.rpc_async().add(2).wait()
-        out["proxy_remote"] = counter.remote().add(1).to_here()
-        failing = rpc.remote(peer, fail, args=("late",))
-        try:
-            failing.to_here()
-        except KeyError as error:
-            out["remote_error"] = str(error)
-        local = rpc.RRef(mg.full((2,), 7.0))
-        out["local"] = (local.is_owner(), local.to_here().tolist())
-        # Hand an RRef owned by the peer to a third worker (or back to the owner with 2 ranks).
-        third = f"worker{1 % world}"
-        out["forwarded"] = rpc.rpc_sync(third, fetch_twice, args=(rref,)).tolist()
-        del rref, counter, failing
-    rpc.shutdown()
-    return out
-
-
-def rref_memory_flat(spec):
-    """Create and drop many RRefs: the owner's table returns to where it started."""
-    rank, world = _start()
-    counts = None
-    if rank == 0:
-        peer = f"worker{world - 1}"
-        before = rpc.rpc_sync(peer, owned_count)
-        for _ in range(spec["n"]):
-            r = rpc.remote(peer, random_tensor)
-            del r
-        for _ in range(200):
-            after = rpc.rpc_sync(peer, owned_count)
-            if after == before:
-                break
-            time.sleep(0.01)
-        counts = (before, after)
-    rpc.shutdown()
-    return counts
 
 
 # -- distributed autograd ----------------------------------------------------------------------------
@@ -222,7 +64,7 @@ def run_program(spec, leaves, call):
 
 def dist_autograd_vs_local(spec):
     """The same program, ops placed on workers by RPC vs run locally; gradients must agree."""
-    rank, world = _start()
+    rank, world = start_rpc()
     out = None
     if rank == 0:
         rng = np.random.default_rng(spec["seed"])
@@ -248,7 +90,7 @@ def dist_autograd_vs_local(spec):
         local_loss.backward()
         local = [None if t.grad is None else t.grad.array for t in local_leaves]
         out = {"dist": dist, "local": local, "loss": (float(loss.item()), float(local_loss.item()))}
-    _polite_barrier()  # count only after rank 0 left its context
+    polite_barrier()  # count only after rank 0 left its context
     contexts = dist_autograd.live_context_count()
     rpc.shutdown()
     return {"result": out, "contexts_left": contexts}
@@ -256,7 +98,7 @@ def dist_autograd_vs_local(spec):
 
 def fast_mode_unused_rpc(spec):
     """The design note's dependency example: FAST raises (no hang), SMART gives local gradients."""
-    rank, world = _start()
+    rank, world = start_rpc()
     out = {}
     if rank == 0:
         a, b, c = (mg.tensor(np.full((3, 3), v), requires_grad=True) for v in (1.0, 2.0, 3.0))
@@ -276,7 +118,7 @@ def fast_mode_unused_rpc(spec):
 
 def remote_error_in_backward(spec):
     """An error raised during the backward on another worker reaches the caller."""
-    rank, world = _start()
+    rank, world = start_rpc()
     out = {}
     if rank == 0:
         x = mg.ones(3, requires_grad=True, dtype=mg.float64)
@@ -306,7 +148,7 @@ def make_failing_backward(x):
 
 def contexts_released_everywhere(spec):
     """After `with context()` exits, no worker keeps the context (nor its graph)."""
-    rank, world = _start()
+    rank, world = start_rpc()
     if rank == 0:
         for _ in range(spec["n"]):
             with dist_autograd.context() as cid:
@@ -314,7 +156,7 @@ def contexts_released_everywhere(spec):
                 loss = r1.to_here().sum()
                 dist_autograd.backward(cid, [loss])
             del r1
-    _polite_barrier()
+    polite_barrier()
     contexts = dist_autograd.live_context_count()
     rpc.shutdown()
     return contexts
@@ -322,7 +164,7 @@ def contexts_released_everywhere(spec):
 
 def distributed_optimizer(spec):
     """The note's end-to-end example: each rank optimizes tensors on its neighbour."""
-    rank, world = _start()
+    rank, world = start_rpc()
     dst = f"worker{(rank + 1) % world}"
     rref1 = rpc.remote(dst, random_tensor)
     rref2 = rpc.remote(dst, random_tensor)
@@ -333,14 +175,14 @@ def distributed_optimizer(spec):
         optimizer = DistributedOptimizer(mg.optim.SGD, [rref1, rref2], lr=spec["lr"])
         optimizer.step(cid)
     after = rref1.to_here().array.copy()
-    _polite_barrier()
+    polite_barrier()
     rpc.shutdown()
     return (before - after).tolist()
 
 
 def distributed_optimizer_bad_lr(spec):
     """An invalid learning rate fails the DistributedOptimizer constructor (the owner raised it)."""
-    rank, world = _start()
+    rank, world = start_rpc()
     error = None
     if rank == 0:
         rref = rpc.remote("worker1", random_tensor)
@@ -348,7 +190,7 @@ def distributed_optimizer_bad_lr(spec):
             DistributedOptimizer(mg.optim.SGD, [rref], lr=-1.0)
         except ValueError as exc:
             error = str(exc)
-    _polite_barrier()
+    polite_barrier()
     rpc.shutdown()
     return error
 
@@ -361,7 +203,7 @@ def times_param(param_rref, x):
 def stale_parameter_in_distributed_backward(spec):
     """Trainer 1's forward used the owner's weight; trainer 2 then steps it with a DistributedOptimizer;
     trainer 1's distributed backward must fail with the version error, never use the new weight."""
-    rank, world = _start()
+    rank, world = start_rpc()
     out = {}
     weight = rpc.remote("worker0", random_tensor) if rank == 1 else None
     weight = _share_rref(rank, weight)
@@ -370,13 +212,13 @@ def stale_parameter_in_distributed_backward(spec):
         context = dist_autograd.context()
         cid = context.__enter__()
         y = rpc.rpc_sync("worker0", times_param, args=(weight, x))
-    _polite_barrier()
+    polite_barrier()
     if rank == 2:
         with dist_autograd.context() as cid2:
             loss = rpc.rpc_sync("worker0", times_param, args=(weight, x)).sum()
             dist_autograd.backward(cid2, [loss])
             DistributedOptimizer(mg.optim.SGD, [weight], lr=0.1).step(cid2)
-    _polite_barrier()
+    polite_barrier()
     if rank == 1:
         try:
             dist_autograd.backward(cid, [y.sum()])
@@ -384,7 +226,7 @@ def stale_parameter_in_distributed_backward(spec):
         except RuntimeError as error:
             out["error"] = str(error)
         context.__exit__(None, None, None)
-    _polite_barrier()
+    polite_barrier()
     rpc.shutdown()
     return out
 
@@ -393,7 +235,7 @@ def _share_rref(rank, rref):
     """Rank 1 made ``rref``; every rank gets it (through the owner, worker0, as a fork)."""
     if rank == 1:
         rpc.rpc_sync("worker0", _keep_shared, args=(rref,))
-    _polite_barrier()
+    polite_barrier()
     return rpc.rpc_sync("worker0", _get_shared) if rank != 0 else None
 
 
@@ -431,26 +273,26 @@ def make_param():
 
 def concurrent_grad_accumulation(spec):
     """Every non-owner rank sends ``p.grad += 1`` calls concurrently; the owner's handler threads apply them."""
-    rank, world = _start()
+    rank, world = start_rpc()
     out = {"lost": 0, "same_object": True}
     param = rpc.remote("worker0", make_param) if rank == 1 else None
     param = _share_rref(rank, param)
     for _ in range(spec["trials"]):
         if rank == 1:
             grad_id = rpc.rpc_sync("worker0", reset_grad, args=(param,))
-        _polite_barrier()
+        polite_barrier()
         if rank != 0:
             futures = [rpc.rpc_async("worker0", accumulate_into, args=(param, mg.ones(1000)))
                        for _ in range(spec["calls"])]
             for f in futures:
                 f.wait()
-        _polite_barrier()
+        polite_barrier()
         if rank == 1:
             same_id, values = rpc.rpc_sync("worker0", read_grad, args=(param,))
             expected = spec["calls"] * (world - 1)
             out["lost"] += int(min(values) < expected)
             out["same_object"] &= same_id == grad_id
-    _polite_barrier()
+    polite_barrier()
     rpc.shutdown()
     return out
 
@@ -469,7 +311,7 @@ def _local_nested(a, b):
 
 def nested_rpcs(spec):
     """A (rank 0) calls B, which calls C, all inside one context; gradients equal the local ones."""
-    rank, world = _start()
+    rank, world = start_rpc()
     out = None
     if rank == 0:
         rng = np.random.default_rng(spec["seed"])
@@ -485,7 +327,7 @@ def nested_rpcs(spec):
         ly = _local_nested(la, lb)
         (ly * ly).sum().backward()
         out = {"dist": dist, "local": [la.grad.array, lb.grad.array]}
-    _polite_barrier()
+    polite_barrier()
     contexts = dist_autograd.live_context_count()
     rpc.shutdown()
     return {"result": out, "contexts_left": contexts}
@@ -493,7 +335,7 @@ def nested_rpcs(spec):
 
 def concurrent_contexts(spec):
     """Every rank runs its own contexts at the same time, each calling the other ranks."""
-    rank, world = _start()
+    rank, world = start_rpc()
     rng = np.random.default_rng(rank)
     mismatches = 0
     for i in range(spec["n"]):
@@ -508,7 +350,7 @@ def concurrent_contexts(spec):
         lt = mg.tensor(x, requires_grad=True)
         (lt.tanh() * lt).sum().backward()
         mismatches += not np.allclose(got, lt.grad.array, rtol=1e-12, atol=1e-14)
-    _polite_barrier()
+    polite_barrier()
     contexts = dist_autograd.live_context_count()
     owned = rref_module.owned_count()
     rpc.shutdown()
@@ -517,7 +359,7 @@ def concurrent_contexts(spec):
 
 def retain_graph_twice(spec):
     """Two distributed backward passes over one retained graph accumulate twice the gradient."""
-    rank, world = _start()
+    rank, world = start_rpc()
     out = None
     if rank == 0:
         x = mg.tensor(np.full((2, 2), 0.5), requires_grad=True)

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.dist import programs_sync_batchnorm as programs
 from tests.dist.conftest import get_pool
+from tests.dist.ddp import programs_sync_batchnorm as programs
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import minigrad_dist.rpc as rpc
-from tests.dist import programs_rpc_surface as programs
 from tests.dist.conftest import get_pool
+from tests.dist.rpc import programs_rpc_surface as programs
 
 pytestmark = pytest.mark.timeout(120)
 

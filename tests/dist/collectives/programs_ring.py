@@ -7,7 +7,7 @@ import numpy as np
 import minigrad as mg
 import minigrad_dist as dist
 from minigrad_dist.algorithms import ring_allreduce
-from tests.dist.programs_collectives import ensure_init
+from tests.dist.programs_common import ensure_init
 
 OPS = {"sum": dist.ReduceOp.SUM, "avg": dist.ReduceOp.AVG, "product": dist.ReduceOp.PRODUCT,
        "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}

@@ -7,7 +7,7 @@ import numpy as np
 import minigrad as mg
 import minigrad_dist as dist
 from minigrad import nn
-from tests.dist.programs_collectives import ensure_init
+from tests.dist.programs_common import ensure_init
 
 
 def _message(call):

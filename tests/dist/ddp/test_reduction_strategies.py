@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.dist import programs_reduction as programs
 from tests.dist.conftest import get_pool
+from tests.dist.ddp import programs_reduction as programs
 
 pytestmark = pytest.mark.timeout(300)
 

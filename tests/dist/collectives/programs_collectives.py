@@ -1,4 +1,4 @@
-"""Programs run on every rank of a pool by test_collectives.py."""
+"""Programs run on every rank of a pool by test_collectives.py: one per collective, and argument checks."""
 
 from __future__ import annotations
 
@@ -6,17 +6,13 @@ import numpy as np
 
 import minigrad as mg
 import minigrad_dist as dist
+from tests.dist.programs_common import ensure_init
+
+# -- one program per collective: each checks it against its definition and returns the rank ---------------
 
 
-def ensure_init():
-    """Initialize the default process group once per pool process."""
-    if not dist.is_initialized():
-        dist.init_process_group(backend="mpi")
-    return dist.get_rank(), dist.get_world_size()
-
-
-def every_collective():
-    """Each collective once, checked against its definition; returns the rank."""
+def check_all_reduce():
+    """all_reduce with SUM (the default), AVG, MAX, MIN and PRODUCT."""
     r, n = ensure_init()
     t = mg.ones(3) * (r + 1)
     dist.all_reduce(t)
@@ -29,61 +25,89 @@ def every_collective():
         t = np.full(2, float(r + 1))
         dist.all_reduce(t, op=op)
         assert np.allclose(t, expected), (op, t)
-    t = mg.ones(2) * r
-    dist.broadcast(t, src=n - 1)
-    assert np.allclose(t.array, n - 1)
-    outs = [mg.zeros(2) for _ in range(n)]
-    dist.all_gather(outs, mg.ones(2) * r)
-    assert [o.array[0] for o in outs] == list(range(n))
-    out = mg.zeros(2)
-    dist.reduce_scatter(out, [mg.ones(2) * i for i in range(n)])
-    assert np.allclose(out.array, r * n)
-    t = mg.ones(2) * (r + 1)
-    dist.reduce(t, dst=0)
-    assert r != 0 or np.allclose(t.array, n * (n + 1) / 2)
-    gathered = [mg.zeros(2) for _ in range(n)] if r == 0 else None
-    dist.gather(mg.ones(2) * r, gathered, dst=0)
-    assert r != 0 or [g.array[0] for g in gathered] == list(range(n))
-    t = mg.zeros(2)
-    dist.scatter(t, [mg.ones(2) * i for i in range(n)] if r == 0 else None, src=0)
-    assert np.allclose(t.array, r)
+    return r
+
+
+def check_all_reduce_async():
+    """all_reduce with ``async_op=True``: the Work completes."""
+    r, n = ensure_init()
     work = dist.all_reduce(mg.ones(1000), async_op=True)
     work.wait()
     assert work.is_completed()
+    return r
+
+
+def check_broadcast():
+    r, n = ensure_init()
+    t = mg.ones(2) * r
+    dist.broadcast(t, src=n - 1)
+    assert np.allclose(t.array, n - 1)
+    return r
+
+
+def check_all_gather():
+    r, n = ensure_init()
+    outs = [mg.zeros(2) for _ in range(n)]
+    dist.all_gather(outs, mg.ones(2) * r)
+    assert [o.array[0] for o in outs] == list(range(n))
+    return r
+
+
+def check_reduce_scatter():
+    r, n = ensure_init()
+    out = mg.zeros(2)
+    dist.reduce_scatter(out, [mg.ones(2) * i for i in range(n)])
+    assert np.allclose(out.array, r * n)
+    return r
+
+
+def check_reduce():
+    r, n = ensure_init()
+    t = mg.ones(2) * (r + 1)
+    dist.reduce(t, dst=0)
+    assert r != 0 or np.allclose(t.array, n * (n + 1) / 2)
+    return r
+
+
+def check_gather():
+    r, n = ensure_init()
+    gathered = [mg.zeros(2) for _ in range(n)] if r == 0 else None
+    dist.gather(mg.ones(2) * r, gathered, dst=0)
+    assert r != 0 or [g.array[0] for g in gathered] == list(range(n))
+    return r
+
+
+def check_scatter():
+    r, n = ensure_init()
+    t = mg.zeros(2)
+    dist.scatter(t, [mg.ones(2) * i for i in range(n)] if r == 0 else None, src=0)
+    assert np.allclose(t.array, r)
+    return r
+
+
+def check_all_gather_object():
+    r, n = ensure_init()
     objs = [None] * n
     dist.all_gather_object(objs, {"rank": r})
     assert objs == [{"rank": i} for i in range(n)]
+    return r
+
+
+def check_broadcast_object_list():
+    r, n = ensure_init()
     lst = [r, "payload"]
     dist.broadcast_object_list(lst, src=0)
     assert lst == [0, "payload"]
+    return r
+
+
+def check_barrier():
+    r, n = ensure_init()
     dist.barrier()
     return r
 
 
-def subgroup_collectives():
-    """new_group of the even ranks: members reduce among themselves, others get NON_GROUP_MEMBER."""
-    r, n = ensure_init()
-    evens = list(range(0, n, 2))
-    group = dist.new_group(evens)
-    if r % 2:
-        assert group is dist.NON_GROUP_MEMBER
-        return None
-    t = np.array([float(r)])
-    dist.all_reduce(t, group=group)
-    b = np.array([float(r)])
-    dist.broadcast(b, src=evens[-1], group=group)
-    dist.destroy_process_group(group)
-    return float(t[0]), float(b[0])
-
-
-def round_robin_allreduce():
-    """A round-robin group spreads consecutive allreduces over its channels."""
-    r, n = ensure_init()
-    group = dist.RoundRobinProcessGroup(dist.get_default_group().comm, num_channels=3)
-    works = [group.allreduce(np.full(4, float(i + r)), async_op=True) for i in range(6)]
-    values = [w.result()[0][0] for w in works]
-    group.destroy()
-    return values
+# -- argument checks ------------------------------------------------------------------------------------
 
 
 def bad_arguments():
@@ -107,3 +131,20 @@ def bad_arguments():
         else:
             messages.append(None)
     return messages
+
+
+def rooted_mismatch(case):
+    """A gather or scatter whose tensors (``case`` "shape") or root list ("list") do not fit: every rank's error."""
+    r, n = ensure_init()
+    fn = case["fn"]
+    size = 3 if case["problem"] == "shape" and r == n - 1 else 2
+    tensor = mg.zeros(size)
+    tensors = [mg.zeros(2) for _ in range(n - (case["problem"] == "list"))] if r == 0 else None
+    try:
+        if fn == "gather":
+            dist.gather(tensor, tensors, dst=0)
+        else:
+            dist.scatter(tensor, tensors, src=0)
+    except ValueError as error:
+        return str(error)
+    return None

@@ -14,7 +14,7 @@ import minigrad_dist as dist
 from minigrad_dist.algorithms import ring_allreduce, ring_allreduce_hook
 from minigrad_dist.algorithms.ring_allreduce import chunk_bounds
 from minigrad_dist.testing import assert_ddp_matches_local, mlp_from_spec
-from tests.dist import programs_ring as programs
+from tests.dist.collectives import programs_ring as programs
 from tests.dist.conftest import get_pool
 
 pytestmark = pytest.mark.timeout(300)

@@ -7,8 +7,8 @@ from collections import defaultdict
 
 import pytest
 
-from tests.dist import programs_trace as programs
 from tests.dist.conftest import get_pool
+from tests.dist.ddp import programs_trace as programs
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -20,7 +20,7 @@ from minigrad_dist.ddp.reduction_strategies import (
 )
 from minigrad_dist.ddp.shared_memory import shared_memory_comm
 from minigrad_dist.testing.oracles import environment
-from tests.dist.programs_collectives import ensure_init
+from tests.dist.programs_common import ensure_init
 
 
 def _strategy(name, group, timeout=60.0):

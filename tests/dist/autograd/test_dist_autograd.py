@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.dist import programs_rpc as programs
+from tests.dist.autograd import programs_autograd as programs
 from tests.dist.conftest import get_pool
 
 pytestmark = pytest.mark.timeout(600)

@@ -2,7 +2,7 @@
 
 How the property tests avoid deadlocks: hypothesis draws each example here,
 in the pytest process, and ships it to a persistent pool of ranks (see
-``mpi_pool.py``); every rank runs the same example, results come back to
+``tests/dist/mpi_pool.py``); every rank runs the same example, results come back to
 this process, and the comparison (and any shrinking) happens here. A task
 that does not answer in time kills the pool and fails the test.
 """
@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minigrad_dist.testing import assert_ddp_matches_local, strategies
-from tests.dist import programs_ddp as programs
 from tests.dist.conftest import get_pool
+from tests.dist.ddp import programs_ddp as programs
 
 pytestmark = pytest.mark.timeout(600)
 

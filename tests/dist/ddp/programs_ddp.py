@@ -15,7 +15,7 @@ from minigrad import nn
 from minigrad.nn import functional as F
 from minigrad_dist.algorithms import ddp_comm_hooks as hooks
 from minigrad_dist.testing.oracles import environment
-from tests.dist.programs_collectives import ensure_init
+from tests.dist.programs_common import ensure_init
 
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "sigmoid": nn.Sigmoid}
 
