@@ -326,11 +326,17 @@ def _made_for(grad, node, received, returned) -> bool:
     gradients it ``received`` passed through, and not returned for two inputs.
     """
     data = grad.array
-    if not node.fresh_gradients or type(data) is not _ndarray or data.base is not None or not data.flags.writeable:
+    if type(data) is not _ndarray or not node.fresh_gradients or data.base is not None or not data.flags.writeable:
         return False
-    if received is not None and any(g is not None and g.array is data for g in received):
-        return False
-    return sum(g is not None and g.array is data for g in returned) == 1
+    if received is not None:
+        for g in received:
+            if g is not None and g.array is data:
+                return False
+    uses = 0
+    for g in returned:  # plain loops: cheaper than any()/sum() over generators for the one to three gradients here
+        if g is not None and g.array is data:
+            uses += 1
+    return uses == 1
 
 
 def _run_pre_hooks(node, grads):
