@@ -31,7 +31,11 @@ class _LocalOptimizer:
 
     def __init__(self, optimizer_class, param_rrefs, args, kwargs):
         self.params = [rref.local_value() for rref in param_rrefs]
-        self.optimizer = optimizer_class(self.params, *args, **kwargs)
+        try:
+            self.optimizer = optimizer_class(self.params, *args, **kwargs)
+        except TypeError as error:  # e.g. a callable that is no optimizer, or arguments it does not take
+            raise TypeError(f"DistributedOptimizer: optimizer_class {optimizer_class!r} could not be built "
+                            f"with these arguments: {error}") from error
 
     def built(self) -> bool:
         """Called by the constructor of DistributedOptimizer: the owner's optimizer exists."""
