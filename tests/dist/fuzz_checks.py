@@ -7,6 +7,8 @@ with these helpers; the rank side is ``fuzz_ranks.py``.
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from minigrad_dist.testing.pool import PoolTimeout
 from tests.dist import fuzz_ranks
@@ -60,3 +62,40 @@ def bad_items(cases):
 def fuzzable(cases):
     """The cases with an argument the odd-values test may replace (not ``fixed``)."""
     return [c for c in cases if [a for a in c.valid if a not in c.fixed]]
+
+
+def fuzz_tests(programs):
+    """The three fuzz tests of the table module ``programs`` (its ``CASES`` and ``ODD_VALUES``), for a test file.
+
+    Returns ``(valid, wrong, odd)``: every valid call works on every rank;
+    every certainly wrong value raises the same documented error on every
+    rank; odd values drawn by hypothesis work or raise so, and never hang.
+    """
+    cases = programs.CASES
+
+    def run(name, items):
+        return run_case(programs, name, items)
+
+    @pytest.mark.parametrize("c", cases, ids=[c.name for c in cases])
+    def test_valid_calls_work_on_every_rank(c):
+        for outcome in run(c.name, [(None, "bad", 0)]):
+            assert outcome[0]["raised"] is None, f"the valid call of {c.name} failed: {outcome[0]}"
+
+    @pytest.mark.parametrize("c, arg, index", list(bad_items(cases)))
+    def test_wrong_argument_raises_the_same_documented_error_on_every_rank(c, arg, index):
+        per_rank = [outcomes[0] for outcomes in run(c.name, [(arg, "bad", index)])]
+        check_outcomes(c, arg, c.bad[arg][index], per_rank, must_raise=True)
+
+    odd_cases = fuzzable(cases)
+
+    @pytest.mark.parametrize("c", odd_cases, ids=[c.name for c in odd_cases])
+    @settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def test_odd_values_never_leak_undocumented_errors_or_hang(c, data):
+        arg = data.draw(st.sampled_from([a for a in c.valid if a not in c.fixed]), label="argument")
+        index = data.draw(st.integers(0, len(programs.ODD_VALUES) - 1), label="odd value")
+        (outcome_rank0,), (outcome_rank1,) = run(c.name, [(arg, "odd", index)])
+        check_outcomes(c, arg, programs.ODD_VALUES[index], [outcome_rank0, outcome_rank1], must_raise=False)
+
+    return (test_valid_calls_work_on_every_rank, test_wrong_argument_raises_the_same_documented_error_on_every_rank,
+            test_odd_values_never_leak_undocumented_errors_or_hang)

@@ -12,41 +12,14 @@ side is ``tests/dist/fuzz_ranks.py``, the checks ``tests/dist/fuzz_checks.py``.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from tests.dist.fuzz_checks import bad_items, check_outcomes, fuzzable, run_case
+from tests.dist.fuzz_checks import fuzz_tests
 from tests.dist.rpc import programs_fuzz_rpc as programs
 
 pytestmark = pytest.mark.timeout(300)
 
-CASES = programs.CASES
-
-
-def _run(name, items):
-    return run_case(programs, name, items)
-
-
-@pytest.mark.parametrize("c", CASES, ids=[c.name for c in CASES])
-def test_valid_calls_work_on_every_rank(c):
-    for outcome in _run(c.name, [(None, "bad", 0)]):
-        assert outcome[0]["raised"] is None, f"the valid call of {c.name} failed: {outcome[0]}"
-
-
-@pytest.mark.parametrize("c, arg, index", list(bad_items(CASES)))
-def test_wrong_argument_raises_the_same_documented_error_on_every_rank(c, arg, index):
-    per_rank = [outcomes[0] for outcomes in _run(c.name, [(arg, "bad", index)])]
-    check_outcomes(c, arg, c.bad[arg][index], per_rank, must_raise=True)
-
-
-FUZZABLE = fuzzable(CASES)
-
-
-@pytest.mark.parametrize("c", FUZZABLE, ids=[c.name for c in FUZZABLE])
-@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_odd_values_never_leak_undocumented_errors_or_hang(c, data):
-    arg = data.draw(st.sampled_from([a for a in c.valid if a not in c.fixed]), label="argument")
-    index = data.draw(st.integers(0, len(programs.ODD_VALUES) - 1), label="odd value")
-    (outcome_rank0,), (outcome_rank1,) = _run(c.name, [(arg, "odd", index)])
-    check_outcomes(c, arg, programs.ODD_VALUES[index], [outcome_rank0, outcome_rank1], must_raise=False)
+(
+    test_valid_calls_work_on_every_rank,
+    test_wrong_argument_raises_the_same_documented_error_on_every_rank,
+    test_odd_values_never_leak_undocumented_errors_or_hang,
+) = fuzz_tests(programs)
