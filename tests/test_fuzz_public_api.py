@@ -1271,6 +1271,55 @@ def test_odd_values_never_leak_undocumented_errors(c, data):
         check_result(result, c, arg, value)
 
 
+def table_tests(cases, known_bugs, known_fuzz_bugs):
+    """The three table tests of a further half of this table (``cases``), for its test file.
+
+    Returns ``(valid, wrong, odd)``: valid arguments work; each certainly
+    wrong value raises a documented, informative error; odd values drawn by
+    hypothesis work or raise so. ``known_bugs`` (keyed by ``(case name,
+    argument, repr(value))``) and ``known_fuzz_bugs`` (keyed by case name)
+    mark strict xfails.
+    """
+
+    def bad_pair_param(c: Case, arg, value):
+        reason = known_bugs.get((c.name, arg, repr(value)))
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        return pytest.param(c, arg, value, marks=marks, id=f"{c.name}-{arg}={value!r}"[:90])
+
+    def fuzz_param(c: Case):
+        reason = known_fuzz_bugs.get(c.name)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        return pytest.param(c, marks=marks, id=c.name)
+
+    bad_pairs = [(c, arg, value) for c in cases for arg, values in c.bad.items() for value in values]
+
+    @pytest.mark.parametrize("c", cases, ids=_ids(cases))
+    def test_valid_arguments_work(c):
+        check_result(_call(c), c, "-", "-")
+
+    @pytest.mark.parametrize("c, arg, value", [bad_pair_param(*pair) for pair in bad_pairs])
+    def test_wrong_argument_raises_a_documented_error(c, arg, value):
+        with pytest.raises(BaseException) as info:
+            _call(c, {arg: value})
+        check_error(info.value, c, arg, value)
+
+    @pytest.mark.parametrize("c", [fuzz_param(c) for c in cases if _replaceable(c)])
+    @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def test_odd_values_never_leak_undocumented_errors(c, data):
+        arg = data.draw(st.sampled_from(_replaceable(c)), label="argument")
+        value = data.draw(st.sampled_from(ODD_VALUES), label="value")
+        try:
+            result = _call(c, {arg: value})
+        except Exception as error:  # noqa: BLE001  (every exception is checked)
+            check_error(error, c, arg, value)
+        else:
+            check_result(result, c, arg, value)
+
+    return (test_valid_arguments_work, test_wrong_argument_raises_a_documented_error,
+            test_odd_values_never_leak_undocumented_errors)
+
+
 def test_the_table_covers_the_public_api():
     """Every public factory and function of ``minigrad``, every F function and the newer layers,
     optimizers, schedulers and data utilities have a case (in this table, its second half or its third part)."""

@@ -21,10 +21,6 @@ settings, LBFGS, the distributions) are listed in the second half's
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import minigrad as mg
 from minigrad import distributions as D
 from minigrad import nn
@@ -33,17 +29,11 @@ from tests.test_fuzz_public_api import (
     BAD_DTYPES,
     NAN,
     NOT_TENSORS,
-    ODD_VALUES,
-    Case,
     Fresh,
-    _call,
-    _ids,
-    _replaceable,
     case,
-    check_error,
-    check_result,
     ft,
     it,
+    table_tests,
 )
 from tests.test_fuzz_public_api_more import BAD_DIMS, NOT_IMPLEMENTED, NOT_INPUTS, bools
 
@@ -1013,45 +1003,8 @@ KNOWN_BUGS = {}
 KNOWN_FUZZ_BUGS = {}
 
 
-def _bad_pair_param(c: Case, arg, value):
-    reason = KNOWN_BUGS.get((c.name, arg, repr(value)))
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(c, arg, value, marks=marks, id=f"{c.name}-{arg}={value!r}"[:90])
-
-
-BAD_PAIRS = [(c, arg, value) for c in NEW_CASES for arg, values in c.bad.items() for value in values]
-
-
-@pytest.mark.parametrize("c", NEW_CASES, ids=_ids(NEW_CASES))
-def test_valid_arguments_work(c):
-    check_result(_call(c), c, "-", "-")
-
-
-@pytest.mark.parametrize("c, arg, value", [_bad_pair_param(*pair) for pair in BAD_PAIRS])
-def test_wrong_argument_raises_a_documented_error(c, arg, value):
-    with pytest.raises(BaseException) as info:
-        _call(c, {arg: value})
-    check_error(info.value, c, arg, value)
-
-
-FUZZABLE = [c for c in NEW_CASES if _replaceable(c)]
-
-
-def _fuzz_param(c: Case):
-    reason = KNOWN_FUZZ_BUGS.get(c.name)
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(c, marks=marks, id=c.name)
-
-
-@pytest.mark.parametrize("c", [_fuzz_param(c) for c in FUZZABLE])
-@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_odd_values_never_leak_undocumented_errors(c, data):
-    arg = data.draw(st.sampled_from(_replaceable(c)), label="argument")
-    value = data.draw(st.sampled_from(ODD_VALUES), label="value")
-    try:
-        result = _call(c, {arg: value})
-    except Exception as error:  # noqa: BLE001  (every exception is checked)
-        check_error(error, c, arg, value)
-    else:
-        check_result(result, c, arg, value)
+(
+    test_valid_arguments_work,
+    test_wrong_argument_raises_a_documented_error,
+    test_odd_values_never_leak_undocumented_errors,
+) = table_tests(NEW_CASES, KNOWN_BUGS, KNOWN_FUZZ_BUGS)
