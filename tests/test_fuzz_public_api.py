@@ -942,6 +942,7 @@ def _optim_cases():
                 ]
             ),
             names=("param_group", "params", "lr", "optimiz"),
+            extra=(KeyError,),  # a dict without "params": KeyError, as in PyTorch
         ),
         case(
             "Optimizer.load_state_dict",
@@ -1167,29 +1168,9 @@ def _ids(cases):
     return [c.name for c in cases]
 
 
-BAD_PAIRS = [(c, arg, value) for c in CASES for arg, values in c.bad.items() for value in values]
-
 # Bugs found by this suite that need more than an argument check are listed here, expected to
 # fail (strictly: the mark goes once fixed). All reported so far are fixed.
 KNOWN_BUGS = {}
-
-
-def _bad_pair_param(c, arg, value):
-    reason = KNOWN_BUGS.get((c.name, arg, repr(value)))
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(c, arg, value, marks=marks, id=f"{c.name}-{arg}={value!r}"[:90])
-
-
-@pytest.mark.parametrize("c", CASES, ids=_ids(CASES))
-def test_valid_arguments_work(c):
-    check_result(_call(c), c, "-", "-")
-
-
-@pytest.mark.parametrize("c, arg, value", [_bad_pair_param(*pair) for pair in BAD_PAIRS])
-def test_wrong_argument_raises_a_documented_error(c, arg, value):
-    with pytest.raises(BaseException) as info:
-        _call(c, {arg: value})
-    check_error(info.value, c, arg, value)
 
 
 def test_serialization_wrong_arguments(serialization_dir):
@@ -1254,25 +1235,8 @@ def _replaceable(c):
     return [k for k in c.valid if k not in c.args_free]
 
 
-FUZZABLE = [c for c in CASES if _replaceable(c)]
-
-
-@pytest.mark.parametrize("c", FUZZABLE, ids=_ids(FUZZABLE))
-@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_odd_values_never_leak_undocumented_errors(c, data):
-    arg = data.draw(st.sampled_from(_replaceable(c)), label="argument")
-    value = data.draw(st.sampled_from(ODD_VALUES), label="value")
-    try:
-        result = _call(c, {arg: value})
-    except Exception as error:  # noqa: BLE001  (every exception is checked)
-        check_error(error, c, arg, value)
-    else:
-        check_result(result, c, arg, value)
-
-
 def table_tests(cases, known_bugs, known_fuzz_bugs):
-    """The three table tests of a further half of this table (``cases``), for its test file.
+    """The three table tests of ``cases`` (this file's table, or a further half's), for its test file.
 
     Returns ``(valid, wrong, odd)``: valid arguments work; each certainly
     wrong value raises a documented, informative error; odd values drawn by
@@ -1318,6 +1282,13 @@ def table_tests(cases, known_bugs, known_fuzz_bugs):
 
     return (test_valid_arguments_work, test_wrong_argument_raises_a_documented_error,
             test_odd_values_never_leak_undocumented_errors)
+
+
+(
+    test_valid_arguments_work,
+    test_wrong_argument_raises_a_documented_error,
+    test_odd_values_never_leak_undocumented_errors,
+) = table_tests(CASES, KNOWN_BUGS, {})
 
 
 def test_the_table_covers_the_public_api():
