@@ -24,7 +24,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -35,7 +34,7 @@ import torch
 import torch.utils.data as tdata
 from sklearn.datasets import load_digits
 from threadpoolctl import threadpool_limits
-from timing import alternate, entry
+from timing import alternate, entry, write_report
 
 import minigrad as mg
 import minigrad.utils.data as mdata
@@ -142,9 +141,7 @@ def main(argv=None) -> dict:
         "results": results,
     }
     _print(report)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    out = write_report(report, args.out)
     print(f"wrote {out}")
     return report
 

@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, median_time
+from timing import alternate, median_time, write_report
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -345,9 +345,7 @@ def main(argv=None):
           f"({th['ratio']:.0%}) on {th['bytes'] / 2**20:.0f} MiB")
     print("bucket sweep (large MLP): " + ", ".join(f"{c} MB: {v['ddp_ms']:.0f} ms ({v['buckets']} buckets)"
                                                   for c, v in mgr["bucket_sweep"].items()))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    out = write_report(report, args.out)
     plot_sweep(report, out.with_name("ddp_bucket_sweep.png"))
     plot_ddp_vs_local(report, out.with_name("ddp_vs_local.png"))
     print(f"wrote {out}, ddp_bucket_sweep.png and ddp_vs_local.png")

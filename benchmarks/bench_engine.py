@@ -17,7 +17,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from threadpoolctl import threadpool_info, threadpool_limits
-from timing import alternate, entry
+from timing import alternate, entry, write_report
 
 import minigrad as mg
 
@@ -159,9 +158,7 @@ def main(argv=None) -> dict:
         "results": results,
     }
     _print(report)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    out = write_report(report, args.out)
     print(f"wrote {out}")
     return report
 

@@ -28,7 +28,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -37,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from bench_models import lenet
-from timing import alternate, entry
+from timing import alternate, entry, write_report
 
 import minigrad as mg
 from minigrad import backend
@@ -206,9 +205,7 @@ def main(argv=None) -> dict | None:
     print(f"{'benchmark':30s} {'minigrad':>10s} {'torch':>10s} {'ratio':>7s} {'agree':>9s}")
     for name, e in results.items():
         print(f"{name + ' (ms)':30s} {e['minigrad']:10.3f} {e['torch']:10.3f} {e['ratio']:7.2f} {checks[name]:9.2e}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    out = write_report(report, args.out)
     print(f"wrote {out}")
     return report
 

@@ -16,14 +16,13 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
-from timing import alternate, entry
+from timing import alternate, entry, write_report
 
 import minigrad as mg
 
@@ -130,9 +129,7 @@ def main(argv=None) -> dict:
     print(f"{'benchmark':28s} {'minigrad':>10s} {'torch':>10s} {'ratio':>7s}")
     for name, e in results.items():
         print(f"{name + ' (ms)':28s} {e['minigrad']:10.3f} {e['torch']:10.3f} {e['ratio']:7.2f}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    out = write_report(report, args.out)
     print(f"wrote {out}")
     return report
 

@@ -39,7 +39,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from timing import median_time
+from timing import median_time, write_report
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -280,9 +280,7 @@ def main(argv=None):
     }
     print(report_table(report))
     default_dir = Path(tempfile.mkdtemp(prefix="bench_rpc_")) if args.quick else HERE / "results"
-    out = Path(args.out) if args.out else default_dir / "rpc.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    out = write_report(report, args.out or default_dir / "rpc.json")
     plot(report, out.with_name("rpc_latency.png"))
     print(f"wrote {out} and {out.with_name('rpc_latency.png')}")
     return report

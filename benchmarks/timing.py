@@ -1,4 +1,4 @@
-"""The benchmarks' one timer: the median wall time of a call, and two sides timed in alternating rounds.
+"""The benchmarks' one timer (the median wall time of a call, two sides timed in alternating rounds) and report writer.
 
 This machine's speed drifts over seconds, so every benchmark here compares two
 things (minigrad and PyTorch, a local and a DDP step, ...) in alternating rounds
@@ -9,8 +9,10 @@ folder first on ``sys.path``, also for the ranks that ``mpiexec`` starts.
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
+from pathlib import Path
 
 
 def median_time(fn, repeat: int, warmup: int = 1) -> float:
@@ -51,3 +53,11 @@ def entry(mg_value: float, torch_value: float, unit: str) -> dict:
         "ratio": round(mg_value / torch_value, 3),
         "unit": unit,
     }
+
+
+def write_report(report: dict, out) -> Path:
+    """Write ``report`` as indented JSON to ``out`` (folders made as needed) and return its path."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    return out
