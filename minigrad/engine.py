@@ -272,7 +272,7 @@ class GraphTask:
                     self._add_to_buffer(target, edge[1], grad)
                 else:
                     buffers[target] = [grad]
-                    if type(target) is AccumulateGrad and _made_for(grad, node, grads, input_grads):
+                    if type(target) is AccumulateGrad and node.fresh_gradients and _made_for(grad, grads, input_grads):
                         self.owned.add(target)
             count = dependencies[target] - 1
             dependencies[target] = count
@@ -318,15 +318,15 @@ class GraphTask:
                 capture[key] = grad if old is None else add_gradients(old, grad, self.create_graph)
 
 
-def _made_for(grad, node, received, returned) -> bool:
-    """Whether ``grad``, one of the gradients ``node``'s backward ``returned``, is new memory for that input alone.
+def _made_for(grad, received, returned) -> bool:
+    """Whether ``grad``, one of the gradients a node's backward ``returned``, is new memory for that input alone.
 
-    True for a writable NumPy array that is not a view, made by a backward
-    that promises fresh memory (``Node.fresh_gradients``): not one of the
-    gradients it ``received`` passed through, and not returned for two inputs.
+    Asked only of backwards that promise fresh memory (``Node.fresh_gradients``).
+    True for a writable NumPy array that is not a view: not one of the
+    gradients the node ``received`` passed through, and not returned for two inputs.
     """
     data = grad.array
-    if type(data) is not _ndarray or not node.fresh_gradients or data.base is not None or not data.flags.writeable:
+    if type(data) is not _ndarray or data.base is not None or not data.flags.writeable:
         return False
     if received is not None:
         for g in received:
@@ -360,11 +360,12 @@ def _materialize_missing(node, grads):
 def _count_dependencies(roots) -> dict:
     """For each node reachable from ``roots``: how many reachable edges point at it (roots included, at 0 or more)."""
     dependencies = dict.fromkeys(roots, 0)
+    count = dependencies.get
     for node in walk(roots):
         for edge in node.next_edges:
             if edge is not None:
                 target = edge[0]
-                dependencies[target] = dependencies.get(target, 0) + 1
+                dependencies[target] = count(target, 0) + 1
     return dependencies
 
 
