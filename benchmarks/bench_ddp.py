@@ -31,17 +31,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, median_time, write_report
+from timing import alternate, launch_ranks, median_time, merge_runs, write_report
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 SMALL = ((64, 256, 256, 10), 64)
 LARGE = ((1024, 4096, 4096, 1024), 256)
 
@@ -227,29 +222,6 @@ def torch_role(quick):
 # -- driver ---------------------------------------------------------------------------------------
 
 
-def launch(role, ranks, quick, port):
-    out = Path(tempfile.mkstemp(suffix=".json")[1])
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", BENCH_PORT=str(port),
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    mpiexec = Path(sys.executable).with_name("mpiexec")
-    cmd = [str(mpiexec if mpiexec.exists() else "mpiexec"), "-n", str(ranks), sys.executable, __file__,
-           "--role", role, "--part", str(out)] + (["--quick"] if quick else [])
-    subprocess.run(cmd, check=True, env=env, timeout=1800)
-    data = json.loads(out.read_text())
-    out.unlink()
-    return data
-
-
-def merge(runs):
-    """Median over runs of every numeric leaf."""
-    first = runs[0]
-    if isinstance(first, dict):
-        return {k: merge([r[k] for r in runs]) for k in first}
-    if isinstance(first, (int, float)):
-        return statistics.median(runs)
-    return first
-
-
 def plot_sweep(report, path):
     import matplotlib
 
@@ -310,10 +282,11 @@ def main(argv=None):
 
     runs = {"minigrad": [], "torch": []}
     for attempt in range(1 if args.quick else 3):
-        runs["minigrad"].append(launch("minigrad", args.ranks, args.quick, 29500 + attempt))
-        runs["torch"].append(launch("torch", args.ranks, args.quick, 29600 + attempt))
+        extra = ["--quick"] if args.quick else []
+        runs["minigrad"].append(launch_ranks(__file__, "minigrad", args.ranks, 29500 + attempt, extra))
+        runs["torch"].append(launch_ranks(__file__, "torch", args.ranks, 29600 + attempt, extra))
     report = {"benchmark": "ddp", "ranks": args.ranks, "threads_per_rank": 1,
-              "minigrad": merge(runs["minigrad"]), "torch": merge(runs["torch"])}
+              "minigrad": merge_runs(runs["minigrad"]), "torch": merge_runs(runs["torch"])}
     mgr, tr = report["minigrad"], report["torch"]
     summary = {}
     for name in ("small", "large"):

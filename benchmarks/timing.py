@@ -10,9 +10,15 @@ folder first on ``sys.path``, also for the ranks that ``mpiexec`` starts.
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def median_time(fn, repeat: int, warmup: int = 1) -> float:
@@ -61,3 +67,32 @@ def write_report(report: dict, out) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     return out
+
+
+def launch_ranks(script, role: str, ranks: int, port: int, args=(), timeout: float = 1800) -> dict:
+    """Run ``mpiexec -n ranks python script --role role --part FILE *args`` and return rank 0's JSON from FILE.
+
+    Every rank gets one BLAS/OpenMP thread and ``BENCH_PORT`` (a free TCP port
+    for PyTorch's gloo rendezvous); the ``mpiexec`` beside this Python is
+    preferred (the ``mpich`` wheel puts it in the virtual environment).
+    """
+    out = Path(tempfile.mkstemp(suffix=".json")[1])
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", BENCH_PORT=str(port),
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    cmd = [str(mpiexec if mpiexec.exists() else "mpiexec"), "-n", str(ranks), sys.executable, str(script),
+           "--role", role, "--part", str(out), *args]
+    subprocess.run(cmd, check=True, env=env, timeout=timeout)
+    data = json.loads(out.read_text())
+    out.unlink()
+    return data
+
+
+def merge_runs(runs):
+    """The median over ``runs`` (reports of one shape) of every numeric leaf; other leaves from the first run."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {k: merge_runs([r[k] for r in runs]) for k in first}
+    if isinstance(first, (int, float)) and not isinstance(first, bool):
+        return statistics.median(runs)
+    return first
