@@ -68,9 +68,9 @@ class Work:
     group's ``spin_wait``), a ``wait()`` without timeout blocks inside MPI.
     """
 
-    __slots__ = ("_request", "_on_complete", "_done", "_result", "op_name", "_future", "_spin")
+    __slots__ = ("_request", "_on_complete", "_done", "_result", "op_name", "_future", "_spin", "_buffers")
 
-    def __init__(self, request=None, on_complete=None, result=None, op_name="collective", spin=False):
+    def __init__(self, request=None, on_complete=None, result=None, op_name="collective", spin=False, buffers=None):
         self._request = request
         self._on_complete = on_complete
         self._done = request is None
@@ -78,6 +78,9 @@ class Work:
         self.op_name = op_name
         self._future = None
         self._spin = spin
+        # The memory MPI reads and writes until the request completes: mpi4py keeps it alive for some
+        # nonblocking calls but not all (not the send buffer of Ireduce_scatter_block), so the Work does.
+        self._buffers = buffers
         if self._done and on_complete is not None:
             on_complete()
             self._on_complete = None
@@ -133,6 +136,7 @@ class Work:
 
     def _complete(self):
         self._done = True
+        self._buffers = None
         if self._on_complete is not None:
             callback, self._on_complete = self._on_complete, None
             callback()
@@ -262,7 +266,8 @@ class ProcessGroup:
                 out[...] = xp_empty[r]
 
         if async_op:
-            return Work(comm.Iallgather(send, recv), unpack, outputs, "all_gather", self.spin_wait)
+            request = comm.Iallgather(send, recv)
+            return Work(request, unpack, outputs, "all_gather", self.spin_wait, buffers=(send, recv))
         comm.Allgather(send, recv)
         return Work(None, unpack, outputs, "all_gather")
 
@@ -280,7 +285,7 @@ class ProcessGroup:
         done = _chain(copy_back, divide)
         if async_op:
             request = comm.Ireduce_scatter_block(send, recv, _mpi_op(op))
-            return Work(request, done, [output], "reduce_scatter", self.spin_wait)
+            return Work(request, done, [output], "reduce_scatter", self.spin_wait, buffers=(send, recv))
         comm.Reduce_scatter_block(send, recv, _mpi_op(op))
         return Work(None, done, [output], "reduce_scatter")
 
@@ -299,7 +304,8 @@ class ProcessGroup:
         send = MPI.IN_PLACE if is_root else buf
         recv = buf if is_root else None
         if async_op:
-            return Work(comm.Ireduce(send, recv, _mpi_op(op), root=dst), done, [array], "reduce", self.spin_wait)
+            request = comm.Ireduce(send, recv, _mpi_op(op), root=dst)
+            return Work(request, done, [array], "reduce", self.spin_wait, buffers=(send, recv))
         comm.Reduce(send, recv, _mpi_op(op), root=dst)
         return Work(None, done, [array], "reduce")
 
@@ -321,7 +327,8 @@ class ProcessGroup:
                     out[...] = stacked[r]
 
         if async_op:
-            return Work(comm.Igather(send, recv, root=dst), unpack, outputs, "gather", self.spin_wait)
+            request = comm.Igather(send, recv, root=dst)
+            return Work(request, unpack, outputs, "gather", self.spin_wait, buffers=(send, recv))
         comm.Gather(send, recv, root=dst)
         return Work(None, unpack, outputs, "gather")
 
@@ -336,7 +343,8 @@ class ProcessGroup:
         comm = self._next_comm()
         done = None if recv is array else (lambda: finish_buffer(array, recv))
         if async_op:
-            return Work(comm.Iscatter(send, recv, root=src), done, [array], "scatter", self.spin_wait)
+            request = comm.Iscatter(send, recv, root=src)
+            return Work(request, done, [array], "scatter", self.spin_wait, buffers=(send, recv))
         comm.Scatter(send, recv, root=src)
         return Work(None, done, [array], "scatter")
 

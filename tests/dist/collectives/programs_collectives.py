@@ -61,6 +61,34 @@ def check_reduce_scatter():
     return r
 
 
+def check_async_collectives_keep_their_buffers():
+    """A nonblocking collective's Work holds the memory MPI reads and writes until it completes.
+
+    MPI requires the buffers to stay valid until the request completes;
+    mpi4py keeps them alive for some calls but not for the stacked send
+    buffer that ``reduce_scatter`` makes, which nothing else refers to.
+    (MPICH happens to copy that buffer when the call is posted, so a freed
+    buffer would not show as wrong numbers here: the test checks the holding.)
+    """
+    import gc
+    import time
+    import weakref
+
+    r, n = ensure_init()
+    if r == n - 1:
+        time.sleep(0.2)  # the others post first and must keep their buffers until this rank joins
+    group = dist.get_default_group()
+    out = np.zeros(4)
+    work = group.reduce_scatter(out, [np.full(4, float(i + 1)) for i in range(n)], async_op=True)
+    held = [weakref.ref(buffer) for buffer in work._buffers if buffer is not None]
+    gc.collect()
+    assert held and all(ref() is not None for ref in held), "the stacked send buffer was freed before completion"
+    work.wait()
+    assert work._buffers is None
+    assert np.all(out == n * (r + 1))
+    return r
+
+
 def check_reduce():
     r, n = ensure_init()
     t = mg.ones(2) * (r + 1)

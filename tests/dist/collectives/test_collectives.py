@@ -36,6 +36,10 @@ def test_reduce_scatter(pool):
     assert pool.run(programs.check_reduce_scatter) == list(range(pool.world_size))
 
 
+def test_async_collectives_keep_their_buffers_until_complete(pool2):
+    assert pool2.run(programs.check_async_collectives_keep_their_buffers) == [0, 1]
+
+
 def test_reduce(pool):
     assert pool.run(programs.check_reduce) == list(range(pool.world_size))
 
