@@ -22,6 +22,7 @@ from minigrad_dist import autograd as dist_autograd
 from minigrad_dist.futures import wait_all
 from minigrad_dist.rpc import api
 from minigrad_dist.rpc.rref import RRef
+from minigrad_dist.zero.optimizer import ZeroRedundancyOptimizer as ZeroRedundancyOptimizer  # torch's name
 
 _step_lock = threading.Lock()
 

@@ -7,8 +7,9 @@ The algorithm, in the order the code below follows it:
    the first bucket capped at 1 MiB and the others at ``bucket_cap_mb``.
    Each bucket owns one flat buffer. One post-accumulate-grad hook is
    registered per parameter.
-2. **Prepare (end of each DDP forward).** Every bucket's pending count is
-   reset to its number of parameters. With ``find_unused_parameters``, the
+2. **Prepare (end of each DDP forward).** The strategy hears that a
+   backward is coming (``strategy.prepare``) and every bucket's pending
+   count is reset to its number of parameters. With ``find_unused_parameters``, the
    autograd graph is walked from the outputs and the parameters it does not
    reach are remembered as unused.
 3. **Hook: a gradient is ready.** When a parameter's ``.grad`` was
@@ -26,7 +27,8 @@ The algorithm, in the order the code below follows it:
    Ready buckets are launched, strictly in bucket-index order on every rank
    (a bucket waits for all lower-index buckets). *How* a bucket is reduced
    is the reduction strategy's business (``reduction_strategies.py``),
-   chosen once in the constructor: an asynchronous allreduce (sum) of the
+   chosen in the constructor and replaced only by ``use_strategy`` (which
+   ``register_comm_hook`` calls): an asynchronous allreduce (sum) of the
    pre-divided buffer (``IallreduceStrategy``); when every rank of the group
    is on one node, a sum straight from each other's memory
    (``SharedMemoryStrategy``, ``shared_memory.py``), with a fraction of
@@ -40,12 +42,15 @@ The algorithm, in the order the code below follows it:
    was launched everywhere (otherwise every rank raises an error naming the
    parameters that got no gradient, instead of hanging) and, with
    ``find_unused_parameters``, which parameters were unused on every rank.
-   Then it waits for each bucket's reduction, in order, and writes the
-   averaged gradients to ``.grad`` as views of the reduced buffer (globally
-   unused parameters keep their ``.grad`` untouched).
+   Then it waits for each bucket's reduction, in order, and hands each
+   result to the strategy (``strategy.finish``), which by default copies it
+   into the bucket's buffer and makes the averaged gradients ``.grad``
+   views of it (globally unused parameters keep their ``.grad`` untouched);
+   ZeRO's gradient sharding instead leaves ``.grad`` None.
 7. **Rebuild once.** After the first iteration, buckets are rebuilt in the
    order gradients actually arrived on rank 0 (broadcast, so every rank
-   builds the same buckets).
+   builds the same buckets), unless the strategy laid out state on the
+   buckets it was given (``strategy.fixed_buckets``: ZeRO's shards).
 
 An observer (``observer.py``; ``trace.Tracer`` records a timeline) hears
 of each gradient, ready bucket, launch and the final wait; by default it
@@ -63,7 +68,7 @@ from minigrad.graph import walk
 from minigrad.tensor import Tensor
 from minigrad_dist.ddp.bucket import FIRST_BUCKET_CAP_BYTES, Bucket, assign_buckets
 from minigrad_dist.ddp.observer import ReducerObserver
-from minigrad_dist.ddp.reduction_strategies import CommHookStrategy, SharedMemoryStrategy, choose_strategy
+from minigrad_dist.ddp.reduction_strategies import SharedMemoryStrategy, choose_strategy, strategy_for_hook
 from minigrad_dist.ddp.trace import Tracer
 from minigrad_dist.process_group import ProcessGroup, ReduceOp
 
@@ -90,7 +95,7 @@ class Reducer:
 
     Attributes:
         strategy: how a bucket is reduced (``reduction_strategies.py``), chosen
-            in the constructor; ``register_comm_hook`` replaces it.
+            in the constructor; ``use_strategy`` replaces it.
         observer: the ``ReducerObserver`` told of each step.
         buckets: the ``Bucket`` list, in launch order.
 
@@ -123,17 +128,16 @@ class Reducer:
         self.comm_hook = None
         self.comm_hook_state = None
         self.broken = None
-        self.strategy = choose_strategy(process_group, self.params, timeout)
+        self.strategy = None
+        self._destination_handles = []
+        self._needs_rebuild = True
+        self.num_iterations = 0
         self._build_buckets(list(reversed(range(len(self.params)))))
+        self.use_strategy(choose_strategy(process_group, self.params, timeout))
         self._index_of = {id(p): i for i, p in enumerate(self.params)}
         # Steps 3-5 for one gradient; the observer may wrap them once, here, instead of being asked per gradient.
         self._take_gradient = self.observer.wrap_gradient_work(self._mark_ready, self.names)
         self._hook_handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self.params]
-        self._destination_handles = []
-        if self.strategy.computes_in_slot:
-            # Step 3 without the copy: ops that can write a gradient straight into its slot do.
-            self._destination_handles = [engine.set_grad_destination(p, functools.partial(self._grad_destination, i))
-                                         for i, p in enumerate(self.params)]
         self._armed = False
         self._iteration_started = False
         self._unused = []
@@ -141,9 +145,7 @@ class Reducer:
         self._marked = None
         self._next_bucket = 0
         self._arrival_order = []
-        self._needs_rebuild = True
         self._warned_nothing_unused = False
-        self.num_iterations = 0
 
     @property
     def div_factor(self) -> int:
@@ -173,7 +175,6 @@ class Reducer:
         for bucket in self.buckets:
             for slot, index in enumerate(bucket.param_indices):
                 self._location[index] = (bucket, slot)
-        self.strategy.use_buckets(self.buckets)
 
     def bucket_order(self) -> list:
         """The parameter indices of each bucket (for inspection and tests)."""
@@ -194,6 +195,7 @@ class Reducer:
                 "DistributedDataParallel: the previous backward pass started reducing gradients but "
                 "never finished; " + self._missing_message(self._missing_params())
             )
+        self.strategy.prepare(self.buckets)
         for bucket in self.buckets:
             bucket.reset()
             if not self.gradient_as_bucket_view and bucket.has_outside_views():
@@ -279,11 +281,10 @@ class Reducer:
         missing = self._missing_params()
         globally_used = self._agree(missing)
         self.observer.waiting()
-        for bucket in self.buckets:
-            result = bucket.future.wait(self.timeout)
-            _copy_result(bucket, result)
+        results = [bucket.future.wait(self.timeout) for bucket in self.buckets]
         self.observer.waited()
-        self._write_gradients(globally_used)
+        for bucket, result in zip(self.buckets, results):
+            self.strategy.finish(bucket, result, globally_used)
         self.num_iterations += 1
         if self._needs_rebuild:
             self._rebuild_buckets()
@@ -323,13 +324,6 @@ class Reducer:
             "make sure every forward output is used to compute the loss."
         )
 
-    def _write_gradients(self, globally_used) -> None:
-        for bucket in self.buckets:
-            for index, view in zip(bucket.param_indices, bucket.lend_views()):
-                if globally_used is not None and not globally_used[index]:
-                    continue
-                self.params[index].grad = Tensor._make(view, False, None, 0)
-
     # -- step 7: rebuild ------------------------------------------------------------------------
 
     def _rebuild_buckets(self) -> None:
@@ -341,6 +335,7 @@ class Reducer:
         if [i for b in self.bucket_order() for i in b] == order:
             return
         self._build_buckets(order)
+        self.strategy.use_buckets(self.buckets)
 
     # -- join: shadowing the collectives of ranks that still train -----------------------------
 
@@ -408,10 +403,31 @@ class Reducer:
             raise TypeError(f"hook must be callable, got {type(hook).__name__}")
         self.comm_hook = hook
         self.comm_hook_state = state
+        self.use_strategy(strategy_for_hook(hook, state, self.strategy.div_factor))
+
+    def use_strategy(self, strategy) -> None:
+        """Reduce buckets with ``strategy`` (a ``ReductionStrategy``) from now on; before the first backward.
+
+        The one way a strategy is installed: the constructor (with
+        ``choose_strategy``'s) and ``register_comm_hook`` call it. Collective
+        where the old strategy frees communicators or windows. A strategy
+        with ``fixed_buckets`` turns step 7 (the rebuild) off.
+
+        Raises:
+            RuntimeError: training already started.
+        """
+        if self.num_iterations > 0:
+            raise RuntimeError("the reduction strategy must be chosen before the first backward pass")
         self._remove_destinations()
-        self.strategy.close()
-        self.strategy = CommHookStrategy(hook, state, self.strategy.div_factor)
-        self.strategy.use_buckets(self.buckets)
+        if self.strategy is not None:
+            self.strategy.close()
+        self.strategy = strategy
+        strategy.use_buckets(self.buckets)
+        self._needs_rebuild = self._needs_rebuild and not strategy.fixed_buckets
+        if strategy.computes_in_slot:
+            # Step 3 without the copy: ops that can write a gradient straight into its slot do.
+            self._destination_handles = [engine.set_grad_destination(p, functools.partial(self._grad_destination, i))
+                                         for i, p in enumerate(self.params)]
 
     def remove_hooks(self) -> None:
         """Unregister the per-parameter hooks (when the DDP wrapper is discarded)."""
@@ -433,21 +449,6 @@ class Reducer:
         if self.control is not None:
             self.control.destroy()
             self.control = None
-
-
-def _copy_result(bucket, result) -> None:
-    """Put a reduction's result into the bucket buffer (unless it is the buffer itself)."""
-    if isinstance(result, list):
-        result = result[0]
-    if isinstance(result, Tensor):
-        result = result.array
-    if result is not bucket.buffer:
-        if result.shape != bucket.buffer.shape:
-            raise RuntimeError(
-                f"comm hook returned a result of shape {tuple(result.shape)} for bucket {bucket.index}, "
-                f"expected the bucket's flat shape {tuple(bucket.buffer.shape)}"
-            )
-        bucket.buffer[...] = result
 
 
 def _tensors_in(obj):

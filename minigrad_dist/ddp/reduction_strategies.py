@@ -3,16 +3,21 @@
 The Reducer (``reducer.py``) runs the same algorithm whatever the strategy:
 it puts each gradient into its bucket, launches ready buckets in bucket
 order, keeps the in-flight reductions moving, and at the end of backward
-waits for each launched bucket's Future and copies its value into
-``bucket.buffer``. A strategy answers the questions that differ:
+waits for each launched bucket's Future and hands its value to the
+strategy. A strategy answers the questions that differ:
 
+* ``prepare(buckets)``: a backward pass is about to start;
 * ``slot(bucket, position)``: where a member's gradient goes;
 * ``copy_gradient(bucket, position, grad)``: how it gets there (averaged on
   the way in, or raw);
 * ``launch(bucket) -> Future``: how the bucket is reduced; the Future's value
   is the averaged flat buffer;
 * ``progress(launched)``: how in-flight reductions are moved forward;
-* ``use_buckets(buckets)`` when the buckets are (re)built, ``close()`` at the end.
+* ``finish(bucket, value, globally_used)``: what becomes of a reduced
+  bucket; by default its value is copied into ``bucket.buffer`` and each
+  member's ``.grad`` becomes a view of it;
+* ``use_buckets(buckets)`` when the buckets are (re)built (never rebuilt
+  under a strategy with ``fixed_buckets``), ``close()`` at the end.
 
 The strategies:
 
@@ -23,12 +28,16 @@ The strategies:
 =========================  ==============================================================
 
 ``choose_strategy`` picks between the first two when the Reducer is built;
-``register_comm_hook`` replaces it with the third.
+``register_comm_hook`` replaces it with the third, or with the strategy a
+hook brings along (``strategy_for_hook``: ZeRO's hooks in
+``minigrad_dist.algorithms.ddp_zero_hook`` step the optimizer as buckets
+finish, and shard the gradients with a reduce-scatter).
 """
 
 from __future__ import annotations
 
 from minigrad import backend
+from minigrad.tensor import Tensor
 from minigrad_dist.algorithms.ddp_comm_hooks import GradBucket
 from minigrad_dist.ddp.shared_memory import SharedBuckets, shared_memory_comm
 from minigrad_dist.debug import DebugLevel, get_debug_level
@@ -45,15 +54,21 @@ class ReductionStrategy:
         computes_in_slot: whether an op may compute a gradient straight into
             ``slot(...)`` (through ``minigrad.engine.set_grad_destination``):
             True only where the slot holds the raw, undivided gradient.
+        fixed_buckets: the strategy lays state out on the buckets it is
+            given, so the Reducer must not rebuild them after the first iteration.
     """
 
     computes_in_slot = False
+    fixed_buckets = False
 
     def __init__(self, div_factor: int):
         self.div_factor = div_factor
 
     def use_buckets(self, buckets) -> None:
         """The Reducer built (or rebuilt) its buckets: ``buckets``, in launch order."""
+
+    def prepare(self, buckets) -> None:
+        """A backward pass is about to start (step 2, at the end of DDP's forward)."""
 
     def slot(self, bucket, position: int):
         """Where the gradient of ``bucket``'s member ``position`` goes: an array shaped like that parameter."""
@@ -77,6 +92,24 @@ class ReductionStrategy:
         for bucket in launched:
             if not bucket.future.done():
                 return
+
+    def finish(self, bucket, value, globally_used) -> None:
+        """Step 6 for one reduced bucket: ``value`` (its Future's) into ``bucket.buffer``, then ``.grad`` views.
+
+        Args:
+            bucket: the reduced bucket.
+            value: its Future's value: the averaged flat buffer (an array, a
+                Tensor, or a one-element list of either).
+            globally_used: per parameter index, whether some rank used it
+                (None without ``find_unused_parameters``); unused ones keep their ``.grad``.
+
+        Raises:
+            RuntimeError: a comm hook returned a result that is not shaped like the bucket.
+        """
+        _copy_result(bucket, value)
+        for param, index, view in zip(bucket.params, bucket.param_indices, bucket.lend_views()):
+            if globally_used is None or globally_used[index]:
+                param.grad = Tensor._make(view, False, None, 0)
 
     def close(self) -> None:
         """Release what the strategy holds (collective where it holds communicators or windows)."""
@@ -232,6 +265,35 @@ def choose_strategy(group: ProcessGroup, params, timeout: float | None) -> Reduc
     if node_comm is None:
         return IallreduceStrategy(group)
     return SharedMemoryStrategy(group, node_comm, timeout)
+
+
+def strategy_for_hook(hook, state, div_factor: int) -> ReductionStrategy:
+    """The strategy ``register_comm_hook(state, hook)`` installs.
+
+    A plain hook function gets a ``CommHookStrategy``. A hook object with a
+    ``reduction_strategy(state, div_factor)`` method (ZeRO's, from
+    ``minigrad_dist.algorithms.ddp_zero_hook``) brings its own, because it
+    also needs to hear of the buckets and of each backward.
+    """
+    make = getattr(hook, "reduction_strategy", None)
+    if make is not None:
+        return make(state, div_factor)
+    return CommHookStrategy(hook, state, div_factor)
+
+
+def _copy_result(bucket, result) -> None:
+    """Put a reduction's result into the bucket buffer (unless it is the buffer itself)."""
+    if isinstance(result, list):
+        result = result[0]
+    if isinstance(result, Tensor):
+        result = result.array
+    if result is not bucket.buffer:
+        if result.shape != bucket.buffer.shape:
+            raise RuntimeError(
+                f"comm hook returned a result of shape {tuple(result.shape)} for bucket {bucket.index}, "
+                f"expected the bucket's flat shape {tuple(bucket.buffer.shape)}"
+            )
+        bucket.buffer[...] = result
 
 
 def _same_memory(a, b) -> bool:
