@@ -64,7 +64,7 @@ GRADIENT_PATH = [
      "minigrad_dist/ddp/reduction_strategies.py launch: MPI Iallreduce\n(minigrad_dist/process_group.py), "
      "shared memory\n(minigrad_dist/ddp/shared_memory.py) or a comm hook"),
     ("finalize at the end of the backward: wait in order,\n.grad becomes a view of the reduced bucket",
-     "minigrad_dist/ddp/reducer.py Reducer._finalize_backward,\n_write_gradients (step 6)"),
+     "minigrad_dist/ddp/reducer.py Reducer._finalize_backward,\nreduction_strategies.py finish (step 6)"),
 ]
 
 
