@@ -8,6 +8,7 @@ functions that need a device raise RuntimeError.
 from __future__ import annotations
 
 from minigrad import backend, cuda
+from minigrad.cuda import device_count, is_available  # the one accelerator's answers are CUDA's
 from minigrad.device import device
 
 __all__ = [
@@ -23,11 +24,6 @@ def _require(fn: str) -> None:
         raise RuntimeError(f"mg.accelerator.{fn}(): " + _NONE_AVAILABLE.format(backend.cuda_unavailable_reason()))
 
 
-def is_available() -> bool:
-    """True when a CUDA device can be used."""
-    return backend.cuda_is_available()
-
-
 def current_accelerator(check_available: bool = False):
     """``mg.device("cuda")`` when minigrad can use CUDA here, else None.
 
@@ -38,11 +34,6 @@ def current_accelerator(check_available: bool = False):
     """
     usable = backend.cuda_is_available() if check_available else backend.cuda_is_installed()
     return device("cuda") if usable else None
-
-
-def device_count() -> int:
-    """The number of CUDA devices (0 when none can be used)."""
-    return backend.cuda_device_count()
 
 
 def current_device_index() -> int:

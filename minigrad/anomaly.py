@@ -14,6 +14,7 @@ import os
 import traceback
 
 from minigrad.backend import get_array_module
+from minigrad.grad_mode import _FlagContext
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -35,20 +36,14 @@ def is_anomaly_enabled() -> bool:
     return _mode.enabled
 
 
-class detect_anomaly:
+class detect_anomaly(_FlagContext):
     """Context manager turning anomaly detection on inside its block."""
+
+    flags = _mode
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
-
-    def __enter__(self):
-        self._previous = _mode.enabled
-        _mode.enabled = self.check_nan
-        return self
-
-    def __exit__(self, *exc):
-        _mode.enabled = self._previous
-        return False
+        self.mode = check_nan
 
 
 def forward_trace() -> str:

@@ -28,19 +28,30 @@ def set_grad_enabled(mode: bool) -> None:
     _state.enabled = bool(mode)
 
 
-class _GradModeContext:
-    """Context manager and decorator that sets grad mode and restores it on exit."""
+class _FlagContext:
+    """Context manager: ``flags.enabled`` is ``mode`` inside its block and back to its previous value after.
 
+    Subclasses set ``flags`` (an object with an ``enabled`` attribute) and ``mode``.
+    """
+
+    flags = None
     mode = True
 
     def __enter__(self):
-        self._previous = _state.enabled
-        _state.enabled = self.mode
+        flags = self.flags
+        self._previous = flags.enabled
+        flags.enabled = self.mode
         return self
 
     def __exit__(self, *exc):
-        _state.enabled = self._previous
+        self.flags.enabled = self._previous
         return False
+
+
+class _GradModeContext(_FlagContext):
+    """Context manager and decorator that sets grad mode and restores it on exit."""
+
+    flags = _state
 
     def __call__(self, fn):
         @functools.wraps(fn)

@@ -1477,25 +1477,29 @@ def _dtype_note(dtype) -> str:
     return f", dtype={dtype}"
 
 
+# What a ``.grad`` assignment must share with its tensor: (attribute, how PyTorch's error names it, its fix).
+_GRAD_MUST_MATCH = (
+    ("shape", "of size", "are the same size"),
+    ("dtype", "with dtype", "have the same dtype"),
+    ("device", "on device", "are on the same device"),
+)
+
+
 def _check_assigned_grad(tensor, grad) -> None:
     """Raise PyTorch's errors for a ``.grad`` assignment that does not fit ``tensor``."""
     if not isinstance(grad, Tensor):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(grad).__name__}")
-    if grad.shape != tensor.shape:
-        raise RuntimeError(
-            f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
-            f"'{list(tensor.shape)}'. Please ensure that the gradient and the tensor are the same size"
-        )
-    if grad.dtype != tensor.dtype:
-        raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{grad.dtype}' to a tensor with dtype '{tensor.dtype}'. "
-            "Please ensure that the gradient and the tensor have the same dtype"
-        )
-    if grad.device != tensor.device:
-        raise RuntimeError(
-            f"attempting to assign a gradient on device '{grad.device}' to a tensor on device '{tensor.device}'. "
-            "Please ensure that the gradient and the tensor are on the same device"
-        )
+    if grad.shape == tensor.shape and grad.dtype == tensor.dtype and grad.device == tensor.device:
+        return  # the common case, decided without walking the table
+    for attribute, phrase, fix in _GRAD_MUST_MATCH:
+        given, wanted = getattr(grad, attribute), getattr(tensor, attribute)
+        if given != wanted:
+            if attribute == "shape":
+                given, wanted = list(given), list(wanted)
+            raise RuntimeError(
+                f"attempting to assign a gradient {phrase} '{given}' to a tensor {phrase} '{wanted}'. "
+                f"Please ensure that the gradient and the tensor {fix}"
+            )
 
 
 def _check_hook(hook, fn: str) -> None:

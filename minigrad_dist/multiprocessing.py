@@ -65,14 +65,8 @@ import traceback
 import types
 from pathlib import Path
 
+from minigrad_dist import run as launcher
 from minigrad_dist import waiting
-from minigrad_dist.run import (
-    find_mpiexec,
-    kill_process_group,
-    rank_environment,
-    remove_orphaned_shared_memory,
-    shared_memory_files,
-)
 
 __all__ = [
     "Process", "ProcessContext", "ProcessException", "ProcessExitedException", "ProcessRaisedException",
@@ -207,9 +201,11 @@ class _Job:
             raise
         self.directory = Path(tempfile.mkdtemp(prefix="minigrad-spawn-"))
         (self.directory / "job.pkl").write_bytes(pickle.dumps((payload, tasks), protocol=pickle.HIGHEST_PROTOCOL))
-        command = [find_mpiexec(), "-n", str(self.size), sys.executable, "-c", _CHILD_CODE, str(self.directory)]
-        self.shm_before = shared_memory_files()
-        self.proc = subprocess.Popen(command, env=rank_environment(dict(os.environ)), start_new_session=True)
+        command = [
+            launcher.find_mpiexec(), "-n", str(self.size), sys.executable, "-c", _CHILD_CODE, str(self.directory),
+        ]
+        self.shm_before = launcher.shared_memory_files()
+        self.proc = subprocess.Popen(command, env=launcher.rank_environment(dict(os.environ)), start_new_session=True)
         _running.add(self)
 
     def outcome(self, rank: int):
@@ -262,8 +258,8 @@ class _Job:
 
     def kill(self) -> None:
         """Stop every rank of the job now (and remove the shared-memory files its killed ranks left)."""
-        if self.proc is not None and kill_process_group(self.proc):
-            remove_orphaned_shared_memory(shared_memory_files() - self.shm_before)
+        if self.proc is not None and launcher.kill_process_group(self.proc):
+            launcher.remove_orphaned_shared_memory(launcher.shared_memory_files() - self.shm_before)
         if self.proc is not None:
             self._finish(self.proc.returncode)
 

@@ -6,6 +6,26 @@ import math
 
 import numpy as np
 
+from minigrad._checks import expect_at_least, expect_ints
+
+
+def _dataset_length(dataset_or_length) -> int:
+    if isinstance(dataset_or_length, int) and not isinstance(dataset_or_length, bool):
+        return dataset_or_length
+    if hasattr(dataset_or_length, "__len__"):
+        return len(dataset_or_length)
+    raise TypeError(f"DistributedSampler: dataset_or_length must be a sized data set or an int, "
+                    f"got {type(dataset_or_length).__name__}")
+
+
+def _check_split(length: int, num_replicas, rank, seed) -> None:
+    expect_ints("DistributedSampler", num_replicas=num_replicas, rank=rank, seed=seed)
+    expect_at_least("seed", seed, 0, "DistributedSampler")
+    expect_at_least("the data set length", length, 0, "DistributedSampler")
+    expect_at_least("num_replicas", num_replicas, 1, "DistributedSampler")
+    if not 0 <= rank < num_replicas:
+        raise ValueError(f"DistributedSampler: rank must be in [0, {num_replicas}), got {rank}")
+
 
 class DistributedSampler:
     """Indices of a data set split across ranks, reshuffled each epoch (PyTorch's sampler).
@@ -39,24 +59,8 @@ class DistributedSampler:
             num_replicas = collectives.get_world_size()
         if rank is None:
             rank = collectives.get_rank()
-        if isinstance(dataset_or_length, int) and not isinstance(dataset_or_length, bool):
-            length = dataset_or_length
-        elif hasattr(dataset_or_length, "__len__"):
-            length = len(dataset_or_length)
-        else:
-            raise TypeError(f"DistributedSampler: dataset_or_length must be a sized data set or an int, "
-                            f"got {type(dataset_or_length).__name__}")
-        for name, value in (("num_replicas", num_replicas), ("rank", rank), ("seed", seed)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-                raise TypeError(f"DistributedSampler: {name} must be an int, got {type(value).__name__}")
-        if seed < 0:
-            raise ValueError(f"DistributedSampler: seed must be >= 0, got {seed}")
-        if length < 0:
-            raise ValueError(f"DistributedSampler: the data set length must be >= 0, got {length}")
-        if num_replicas < 1:
-            raise ValueError(f"DistributedSampler: num_replicas must be >= 1, got {num_replicas}")
-        if not 0 <= rank < num_replicas:
-            raise ValueError(f"DistributedSampler: rank must be in [0, {num_replicas}), got {rank}")
+        length = _dataset_length(dataset_or_length)
+        _check_split(length, num_replicas, rank, seed)
         self.length = length
         self.num_replicas = num_replicas
         self.rank = rank

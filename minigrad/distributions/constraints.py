@@ -99,20 +99,45 @@ class _Boolean(Constraint):
         return (value == 0) | (value == 1)
 
 
-class _GreaterThan(Constraint):
-    """Real numbers above ``lower_bound``."""
+class _Bounded(Constraint):
+    """A constraint set by ``lower_bound`` and/or ``upper_bound``; its repr names the bounds it has, as PyTorch's."""
+
+    def __repr__(self):
+        named = [name for name in ("lower_bound", "upper_bound") if name in vars(self)]
+        bounds = [f"{name}={_fmt(getattr(self, name))}" for name in named]
+        return f"{type(self).__name__.lstrip('_')}({', '.join(bounds)})"
+
+
+class _LowerBounded(_Bounded):
+    """Numbers bounded below by ``lower_bound`` (the subclass says how)."""
 
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
 
+
+class _TwoBounded(_Bounded):
+    """Numbers between ``lower_bound`` and ``upper_bound`` (the subclass says how)."""
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+
+
+class _GreaterThan(_LowerBounded):
+    """Real numbers above ``lower_bound``."""
+
     def check(self, value):
         return self.lower_bound < value
 
-    def __repr__(self):
-        return f"GreaterThan(lower_bound={_fmt(self.lower_bound)})"
+
+class _GreaterThanEq(_LowerBounded):
+    """Real numbers at or above ``lower_bound``."""
+
+    def check(self, value):
+        return self.lower_bound <= value
 
 
-class _LessThan(Constraint):
+class _LessThan(_Bounded):
     """Real numbers below ``upper_bound``."""
 
     def __init__(self, upper_bound):
@@ -121,76 +146,37 @@ class _LessThan(Constraint):
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self):
-        return f"LessThan(upper_bound={_fmt(self.upper_bound)})"
 
-
-class _GreaterThanEq(Constraint):
-    """Real numbers at or above ``lower_bound``."""
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
-    def check(self, value):
-        return self.lower_bound <= value
-
-    def __repr__(self):
-        return f"GreaterThanEq(lower_bound={_fmt(self.lower_bound)})"
-
-
-class _Interval(Constraint):
+class _Interval(_TwoBounded):
     """Real numbers in the closed interval [lower_bound, upper_bound]."""
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
 
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return f"Interval(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
 
-
-class _HalfOpenInterval(_Interval):
+class _HalfOpenInterval(_TwoBounded):
     """Real numbers in [lower_bound, upper_bound)."""
 
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
 
-    def __repr__(self):
-        return f"HalfOpenInterval(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
 
-
-class _IntegerInterval(Constraint):
+class _IntegerInterval(_TwoBounded):
     """Integers in [lower_bound, upper_bound]."""
 
     is_discrete = True
 
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-
     def check(self, value):
         return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return f"IntegerInterval(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
 
-
-class _IntegerGreaterThan(Constraint):
+class _IntegerGreaterThan(_LowerBounded):
     """Integers at or above ``lower_bound``."""
 
     is_discrete = True
 
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-
     def check(self, value):
         return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self):
-        return f"IntegerGreaterThan(lower_bound={_fmt(self.lower_bound)})"
 
 
 class _Simplex(Constraint):

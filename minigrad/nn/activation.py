@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.nn import functional as F
+from minigrad.nn.loss_utils import expect_floating_tensor, expect_number
 from minigrad.nn.module import Module
+from minigrad.nn.pointwise_activations import _checked_parameter, _ELUBase, _inplace_repr, _InplaceActivation
 from minigrad.ops import elementwise
 from minigrad.ops.shape import reshape
 from minigrad.tensor import Tensor
@@ -26,19 +28,6 @@ __all__ = [
     "leaky_relu", "elu", "silu", "hardtanh", "relu6", "softmin", "Softmax", "LogSoftmax", "Softmin",
     "LeakyReLU", "ELU", "SiLU", "Hardtanh", "ReLU6", "Unflatten",
 ]
-
-
-def _expect_float_input(fn: str, x) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(x).__name__}")
-    if x.dtype.kind != "f":
-        raise NotImplementedError(f"{fn}(): not implemented for dtype {x.dtype} (floating point input only)")
-
-
-def _expect_number(fn: str, name: str, value) -> float:
-    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
-        raise TypeError(f"{fn}(): argument '{name}' must be a number, got {type(value).__name__}")
-    return float(value)
 
 
 # -- functions ---------------------------------------------------------------------------------
@@ -53,9 +42,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002  (PyTor
         TypeError: ``input`` is not a Tensor, or ``negative_slope`` is not a number.
         NotImplementedError: the input is not floating point.
     """
-    fn = "leaky_relu"
-    _expect_float_input(fn, input)
-    slope = _expect_number(fn, "negative_slope", negative_slope)
+    slope = _checked_parameter("leaky_relu", input, "negative_slope", negative_slope)
     return elementwise.where(input.array > 0, input, input * slope)
 
 
@@ -68,9 +55,7 @@ def elu(input, alpha=1.0, inplace=False):  # noqa: A002
         TypeError: ``input`` is not a Tensor, or ``alpha`` is not a number.
         NotImplementedError: the input is not floating point.
     """
-    fn = "elu"
-    _expect_float_input(fn, input)
-    alpha = _expect_number(fn, "alpha", alpha)
+    alpha = _checked_parameter("elu", input, "alpha", alpha)
     # Clamped first: exp of the (unused) large positive values would overflow, and inf * 0 in the
     # backward of the branch not taken would give NaN.
     negative = elementwise.clamp(input, max=0.0).expm1() * alpha
@@ -83,7 +68,7 @@ def silu(input, inplace=False):  # noqa: A002
     Raises:
         TypeError: ``input`` is not a Tensor. NotImplementedError: the input is not floating point.
     """
-    _expect_float_input("silu", input)
+    expect_floating_tensor("silu", input)
     return input * input.sigmoid()
 
 
@@ -97,8 +82,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
         NotImplementedError: the input is not floating point.
     """
     fn = "hardtanh"
-    _expect_float_input(fn, input)
-    low, high = _expect_number(fn, "min_val", min_val), _expect_number(fn, "max_val", max_val)
+    expect_floating_tensor(fn, input)
+    low, high = expect_number(fn, "min_val", min_val), expect_number(fn, "max_val", max_val)
     if high < low:
         raise ValueError(f"{fn}(): max_val ({high}) cannot be less than min_val ({low})")
     inside = (input.array > low) & (input.array < high)
@@ -165,54 +150,41 @@ class Softmin(_SoftmaxBase):
         return softmin(input, self.dim)
 
 
-class LeakyReLU(Module):
+class LeakyReLU(_InplaceActivation):
     """x where x > 0, else ``negative_slope`` * x (default 0.01): see ``leaky_relu``."""
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False):
-        super().__init__()
+        super().__init__(inplace)
         self.negative_slope = negative_slope
-        self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
         """Apply the leaky ReLU."""
         return leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+        return _inplace_repr(self.inplace, f"negative_slope={self.negative_slope}")
 
 
-class ELU(Module):
+class ELU(_ELUBase):
     """x where x > 0, else ``alpha`` * (exp(x) - 1) (default alpha 1): see ``elu``."""
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
         """Apply the ELU."""
         return elu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
-
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """x * sigmoid(x): see ``silu``."""
-
-    def __init__(self, inplace: bool = False):
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
         """Apply the SiLU."""
         return silu(input, self.inplace)
 
     def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return _inplace_repr(self.inplace)
 
 
-class Hardtanh(Module):
+class Hardtanh(_InplaceActivation):
     """x clipped into [min_val, max_val] (default [-1, 1]): see ``hardtanh``.
 
     Raises:
@@ -220,20 +192,19 @@ class Hardtanh(Module):
     """
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-        super().__init__()
-        low, high = _expect_number("Hardtanh", "min_val", min_val), _expect_number("Hardtanh", "max_val", max_val)
+        super().__init__(inplace)
+        low, high = expect_number("Hardtanh", "min_val", min_val), expect_number("Hardtanh", "max_val", max_val)
         if high < low:
             raise ValueError(f"Hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val
-        self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
         """Apply the hardtanh."""
         return hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+        return _inplace_repr(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
 
 
 class ReLU6(Hardtanh):
@@ -243,7 +214,7 @@ class ReLU6(Hardtanh):
         super().__init__(0.0, 6.0, inplace)
 
     def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        return _inplace_repr(self.inplace)
 
 
 class Unflatten(Module):

@@ -29,7 +29,9 @@ import warnings
 import numpy as np
 
 from minigrad import backend, views
+from minigrad._checks import expect_ints
 from minigrad.grad_mode import no_grad
+from minigrad.nn.loss_utils import expect_floating_tensor
 from minigrad.nn.module import Module
 from minigrad.nn.normalization import _BatchNorm, batch_norm
 from minigrad.nn.parameter import Parameter
@@ -41,10 +43,7 @@ __all__ = ["group_norm", "instance_norm", "GroupNorm", "InstanceNorm1d", "Instan
 
 
 def _check_input(fn: str, input) -> None:  # noqa: A002
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    if input.dtype.kind != "f":
-        raise NotImplementedError(f"{fn}(): not implemented for dtype {input.dtype} (floating point input only)")
+    expect_floating_tensor(fn, input)
     if input.ndim < 2:
         raise RuntimeError(f"{fn}(): expected at least 2 dimensions (N, C, *) for input, but got shape {input.shape}")
 
@@ -144,9 +143,7 @@ class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
-        for label, value in (("num_groups", num_groups), ("num_channels", num_channels)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-                raise TypeError(f"GroupNorm: {label} must be an int, got {type(value).__name__}")
+        expect_ints("GroupNorm", num_groups=num_groups, num_channels=num_channels)
         if num_channels < 0:
             raise RuntimeError(f"GroupNorm: num_channels must be non-negative, got {num_channels}")
         if num_groups <= 0 or num_channels % num_groups:

@@ -1,6 +1,7 @@
 """Argument checks and the final reduction shared by the pointwise losses.
 
-Used by ``regression_losses``, ``probability_losses`` and ``margin_losses``;
+Used by ``regression_losses``, ``probability_losses`` and ``margin_losses`` (the argument
+checks by the activations and normalizations too);
 error types and messages follow PyTorch's (a bad ``reduction`` is a
 ValueError, shapes that do not broadcast a RuntimeError).
 """
@@ -22,6 +23,13 @@ def expect_tensor(fn: str, name: str, value) -> None:
     """Raise TypeError unless ``value`` is a Tensor."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
+
+
+def expect_floating_tensor(fn: str, x) -> None:
+    """TypeError unless ``x`` (the argument 'input') is a Tensor; PyTorch's NotImplementedError unless it is float."""
+    expect_tensor(fn, "input", x)
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"{fn}(): not implemented for dtype {x.dtype} (floating point input only)")
 
 
 def expect_number(fn: str, name: str, value) -> float:

@@ -27,6 +27,7 @@ import numpy as np
 
 from minigrad import backend, views
 from minigrad.grad_mode import no_grad
+from minigrad.nn.loss_utils import expect_floating_tensor
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
 from minigrad.ops import normalization as ops
@@ -86,10 +87,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             without running statistics.
     """
     fn = "batch_norm"
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    if input.dtype.kind != "f":
-        raise NotImplementedError(f"{fn}(): not implemented for dtype {input.dtype} (floating point input only)")
+    expect_floating_tensor(fn, input)
     if input.ndim < 2:
         raise RuntimeError(f"{fn}(): expected an input (N, C, *) of at least 2 dimensions, got shape {input.shape}")
     if not isinstance(momentum, (int, float, np.floating)) or isinstance(momentum, bool):

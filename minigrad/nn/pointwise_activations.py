@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import inplace as _inplace
-from minigrad.nn.loss_utils import expect_number, mask
+from minigrad.nn.loss_utils import expect_floating_tensor, expect_number, expect_tensor, mask
 from minigrad.nn.module import Module
 from minigrad.ops import elementwise
 from minigrad.ops.logistic import LogSigmoid as LogSigmoidOp
@@ -33,10 +33,16 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 def _expect_input(fn: str, x, floating: bool = True) -> None:
     """TypeError unless ``x`` is a Tensor; NotImplementedError (PyTorch's) for a non-float one when ``floating``."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(x).__name__}")
-    if floating and x.dtype.kind != "f":
-        raise NotImplementedError(f"{fn}(): not implemented for dtype {x.dtype} (floating point input only)")
+    if floating:
+        expect_floating_tensor(fn, x)
+    else:
+        expect_tensor(fn, "input", x)
+
+
+def _checked_parameter(fn: str, x, name: str, value) -> float:
+    """``value`` as a float, after PyTorch's checks in its order: ``x`` a float Tensor, then ``value`` a number."""
+    _expect_input(fn, x)
+    return expect_number(fn, name, value)
 
 
 def in_place(fn: str, x: Tensor, op) -> Tensor:
@@ -151,8 +157,7 @@ def celu(input, alpha=1.0, inplace=False):  # noqa: A002
         RuntimeError: ``alpha`` is 0, or ``inplace`` on a leaf that requires grad.
     """
     fn = "celu"
-    _expect_input(fn, input)
-    alpha = expect_number(fn, "alpha", alpha)
+    alpha = _checked_parameter(fn, input, "alpha", alpha)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _maybe_in_place(fn, input, lambda x: _elu_like(x, alpha, 1.0 / alpha), inplace)
@@ -190,8 +195,7 @@ def hardshrink(input, lambd=0.5):  # noqa: A002
     Raises:
         TypeError: not a Tensor or ``lambd`` not a number. NotImplementedError: not floating point.
     """
-    _expect_input("hardshrink", input)
-    lambd = expect_number("hardshrink", "lambd", lambd)
+    lambd = _checked_parameter("hardshrink", input, "lambd", lambd)
     return elementwise.masked_fill(input, mask((input.array >= -lambd) & (input.array <= lambd)), 0.0)
 
 
@@ -202,9 +206,7 @@ def softshrink(input, lambd=0.5):  # noqa: A002
         TypeError: not a Tensor or ``lambd`` not a number. NotImplementedError: not floating point.
         RuntimeError: ``lambd`` is negative.
     """
-    fn = "softshrink"
-    _expect_input(fn, input)
-    lambd = expect_number(fn, "lambd", lambd)
+    lambd = _checked_parameter("softshrink", input, "lambd", lambd)
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(input.dtype).max):g}] for input dtype "
                            f"{input.dtype}, but found {lambd:g}")
@@ -226,8 +228,9 @@ def tanhshrink(input):  # noqa: A002
 # -- modules ------------------------------------------------------------------------------------------
 
 
-def _inplace_repr(inplace: bool) -> str:
-    return "inplace=True" if inplace else ""
+def _inplace_repr(inplace: bool, *settings: str) -> str:
+    """An activation's ``extra_repr``: its ``settings``, then ``inplace=True`` when set (PyTorch omits False)."""
+    return ", ".join([*settings, "inplace=True"] if inplace else settings)
 
 
 class Softplus(Module):
@@ -297,20 +300,23 @@ class SELU(_InplaceActivation):
         return _inplace_repr(self.inplace)
 
 
-class CELU(Module):
-    """x where x > 0, else alpha * (exp(x / alpha) - 1): see ``celu``."""
+class _ELUBase(_InplaceActivation):
+    """What ELU and CELU share: ``alpha`` (default 1) and the ``inplace`` flag (a base: a CELU is not an ELU)."""
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False):
-        super().__init__()
+        super().__init__(inplace)
         self.alpha = alpha
-        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, f"alpha={self.alpha}")
+
+
+class CELU(_ELUBase):
+    """x where x > 0, else alpha * (exp(x / alpha) - 1): see ``celu``."""
 
     def forward(self, input):  # noqa: A002
         """Apply CELU."""
         return celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class Mish(_InplaceActivation):
@@ -324,21 +330,20 @@ class Mish(_InplaceActivation):
         return _inplace_repr(self.inplace)
 
 
-class Threshold(Module):
+class Threshold(_InplaceActivation):
     """x where x > ``threshold``, else ``value``: see ``threshold``."""
 
     def __init__(self, threshold: float, value: float, inplace: bool = False):
-        super().__init__()
+        super().__init__(inplace)
         self.threshold = threshold
         self.value = value
-        self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
         """Apply the threshold."""
         return threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+        return _inplace_repr(self.inplace, f"threshold={self.threshold}, value={self.value}")
 
 
 class _Shrink(Module):

@@ -47,6 +47,15 @@ def _activation(activation):
     return activation
 
 
+def _feed_forward(d_model: int, dim_feedforward: int, dropout: float, bias: bool, kwargs: dict) -> tuple:
+    """A layer's feed-forward block ``(linear1, dropout, linear2)``: d_model -> dim_feedforward -> d_model."""
+    return (
+        Linear(d_model, dim_feedforward, bias=bias, **kwargs),
+        Dropout(dropout),
+        Linear(dim_feedforward, d_model, bias=bias, **kwargs),
+    )
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward network, each with a residual connection and layer norm.
 
@@ -79,9 +88,7 @@ class TransformerEncoderLayer(Module):
         kwargs = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **kwargs)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kwargs)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kwargs)
+        self.linear1, self.dropout, self.linear2 = _feed_forward(d_model, dim_feedforward, dropout, bias, kwargs)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)

@@ -28,9 +28,9 @@ import numpy as np
 from minigrad import backend
 from minigrad.nn import init
 from minigrad.nn.attention import MultiheadAttention
-from minigrad.nn.layers import Dropout, LayerNorm, Linear, ModuleList
+from minigrad.nn.layers import Dropout, LayerNorm, ModuleList
 from minigrad.nn.module import Module
-from minigrad.nn.transformer import TransformerEncoder, TransformerEncoderLayer, _activation
+from minigrad.nn.transformer import TransformerEncoder, TransformerEncoderLayer, _activation, _feed_forward
 from minigrad.promotion import get_default_dtype
 from minigrad.tensor import Tensor
 
@@ -50,16 +50,12 @@ class TransformerDecoderLayer(Module):
 
     Args:
         d_model: features of the target, the memory and the output.
-        nhead: attention heads (must divide ``d_model``).
-        dim_feedforward: hidden features of the feed-forward network (default 2048).
         dropout: dropout on the attention weights, inside the feed-forward network
             and on the three residual branches (default 0.1; training mode only).
-        activation: "relu" (default), "gelu", or a callable (a Module is registered
-            as the sub-module ``activation``, as in PyTorch).
-        layer_norm_eps: the layer norms' eps (default 1e-5).
         batch_first: inputs (N, T, d_model) instead of (T, N, d_model).
-        norm_first: normalize before each sub-block instead of after the residual sum.
-        bias: learn the biases of the linear layers and layer norms (default True).
+        nhead, dim_feedforward, activation, layer_norm_eps, norm_first, bias: as in
+            ``TransformerEncoderLayer`` (heads that divide ``d_model``, 2048 hidden features,
+            "relu", 1e-5, post-norm and biases by default).
 
     Sub-modules: ``self_attn``, ``multihead_attn`` (MultiheadAttention), ``linear1``,
     ``dropout``, ``linear2``, ``norm1``, ``norm2``, ``norm3``, ``dropout1``,
@@ -85,9 +81,7 @@ class TransformerDecoderLayer(Module):
                                             **kwargs)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                                  batch_first=batch_first, **kwargs)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kwargs)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kwargs)
+        self.linear1, self.dropout, self.linear2 = _feed_forward(d_model, dim_feedforward, dropout, bias, kwargs)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)

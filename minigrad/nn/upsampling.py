@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from minigrad import backend
+from minigrad._checks import is_int
 from minigrad.nn.module import Module
 from minigrad.nn.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from minigrad.ops.indexing import index
@@ -46,12 +47,25 @@ _INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear")
 _RANK_OF_MODE = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
 def _is_number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _per_dimension(value, dims: int, spatial: list, names: tuple) -> list:
+    """``value`` for each of the ``dims`` spatial dimensions: a number repeated, or a tuple or list of ``dims``.
+
+    ``names``: how PyTorch's ValueError for a wrong length names the argument (subject, value, format, letter).
+    """
+    if not isinstance(value, (tuple, list)):
+        return [value] * dims
+    if len(value) != dims:
+        subject, described, format_name, letter = names
+        raise ValueError(
+            f"Input and {subject} must have the same number of spatial dimensions, but got input with spatial "
+            f"dimensions of {spatial} and {described} {tuple(value)}. Please provide input tensor in "
+            f"(N, C, d1, d2, ...,dK) format and {format_name} in ({letter}1, {letter}2, ...,{letter}K) format."
+        )
+    return list(value)
 
 
 def _output_size(input, size, scale_factor, dims):  # noqa: A002
@@ -62,29 +76,11 @@ def _output_size(input, size, scale_factor, dims):  # noqa: A002
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        if isinstance(size, (tuple, list)):
-            if len(size) != dims:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
-                    f"dimensions of {spatial} and output size of {tuple(size)}. Please provide input tensor in "
-                    "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format."
-                )
-            sizes = list(size)
-        else:
-            sizes = [size] * dims
-        if not all(map(_is_int, sizes)):
+        sizes = _per_dimension(size, dims, spatial, ("output", "output size of", "output size", "o"))
+        if not all(map(is_int, sizes)):
             raise TypeError(f"interpolate(): size must be an int or a tuple of ints, got {size!r}")
         return [int(s) for s in sizes], [None] * dims
-    if isinstance(scale_factor, (tuple, list)):
-        if len(scale_factor) != dims:
-            raise ValueError(
-                "Input and scale_factor must have the same number of spatial dimensions, but got input with "
-                f"spatial dimensions of {spatial} and scale_factor of shape {tuple(scale_factor)}. Please provide "
-                "input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
-            )
-        scales = list(scale_factor)
-    else:
-        scales = [scale_factor] * dims
+    scales = _per_dimension(scale_factor, dims, spatial, ("scale_factor", "scale_factor of shape", "scale_factor", "s"))
     if not all(map(_is_number, scales)):
         raise TypeError(f"interpolate(): scale_factor must be a number or a tuple of numbers, got {scale_factor!r}")
     scales = [float(s) for s in scales]
@@ -233,7 +229,7 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 def _check_shuffle(fn, name, input, factor):  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    if not _is_int(factor):
+    if not is_int(factor):
         raise TypeError(f"{fn}(): argument '{name}' must be an int, got {type(factor).__name__}")
     if factor <= 0:
         raise RuntimeError(f"{fn} expects a positive {name}, but got {factor}")
@@ -342,31 +338,32 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-class PixelShuffle(Module):
+class _PixelRearrange(Module):
+    """What PixelShuffle and PixelUnshuffle share: ``rearrange(input, factor)``, the factor under its PyTorch name."""
+
+    def __init__(self, rearrange, factor_name: str, factor: int):
+        super().__init__()
+        self._rearrange = rearrange
+        self._factor_name = factor_name
+        setattr(self, factor_name, factor)
+
+    def forward(self, input):  # noqa: A002
+        """Move ``input``'s elements between channels and space (see the subclass)."""
+        return self._rearrange(input, getattr(self, self._factor_name))
+
+    def extra_repr(self) -> str:
+        return f"{self._factor_name}={getattr(self, self._factor_name)}"
+
+
+class PixelShuffle(_PixelRearrange):
     """``F.pixel_shuffle`` as a module: (*, C * r * r, H, W) -> (*, C, H * r, W * r)."""
 
     def __init__(self, upscale_factor: int):
-        super().__init__()
-        self.upscale_factor = upscale_factor
-
-    def forward(self, input):  # noqa: A002
-        """Shuffle channels into space."""
-        return pixel_shuffle(input, self.upscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
+        super().__init__(pixel_shuffle, "upscale_factor", upscale_factor)
 
 
-class PixelUnshuffle(Module):
+class PixelUnshuffle(_PixelRearrange):
     """``F.pixel_unshuffle`` as a module: (*, C, H * r, W * r) -> (*, C * r * r, H, W)."""
 
     def __init__(self, downscale_factor: int):
-        super().__init__()
-        self.downscale_factor = downscale_factor
-
-    def forward(self, input):  # noqa: A002
-        """Shuffle space into channels."""
-        return pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
+        super().__init__(pixel_unshuffle, "downscale_factor", downscale_factor)

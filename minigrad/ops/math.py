@@ -608,39 +608,32 @@ def _comparison(fn: str, ufunc, input, other):  # noqa: A002  (PyTorch's names)
     return _elementwise(fn, ufunc, input.array, _operand_data(other, fn, "other", numbers=True))
 
 
-def eq(input, other):  # noqa: A002
+def _binary_predicate(check_and_apply, name: str, ufunc, doc: str):
+    """The public function ``name(input, other)``: ``check_and_apply(name, ufunc, input, other)``, with ``doc``."""
+
+    def predicate(input, other):  # noqa: A002
+        return check_and_apply(name, ufunc, input, other)
+
+    predicate.__name__ = predicate.__qualname__ = name
+    predicate.__doc__ = doc
+    return predicate
+
+
+_SEE_EQ = "a bool tensor (see ``eq`` for arguments and errors)."
+eq = _binary_predicate(
+    _comparison, "eq", np.equal,
     """``input == other`` elementwise, a bool tensor (``other``: a Tensor or a number; broadcast).
 
     Raises:
         TypeError: ``input`` is not a Tensor or ``other`` is neither a Tensor nor a number.
         ValueError: the shapes do not broadcast.
-    """
-    return _comparison("eq", np.equal, input, other)
-
-
-def ne(input, other):  # noqa: A002
-    """``input != other`` elementwise, a bool tensor (see ``eq`` for arguments and errors)."""
-    return _comparison("ne", np.not_equal, input, other)
-
-
-def lt(input, other):  # noqa: A002
-    """``input < other`` elementwise, a bool tensor (see ``eq`` for arguments and errors)."""
-    return _comparison("lt", np.less, input, other)
-
-
-def le(input, other):  # noqa: A002
-    """``input <= other`` elementwise, a bool tensor (see ``eq`` for arguments and errors)."""
-    return _comparison("le", np.less_equal, input, other)
-
-
-def gt(input, other):  # noqa: A002
-    """``input > other`` elementwise, a bool tensor (see ``eq`` for arguments and errors)."""
-    return _comparison("gt", np.greater, input, other)
-
-
-def ge(input, other):  # noqa: A002
-    """``input >= other`` elementwise, a bool tensor (see ``eq`` for arguments and errors)."""
-    return _comparison("ge", np.greater_equal, input, other)
+    """,
+)
+ne = _binary_predicate(_comparison, "ne", np.not_equal, f"``input != other`` elementwise, {_SEE_EQ}")
+lt = _binary_predicate(_comparison, "lt", np.less, f"``input < other`` elementwise, {_SEE_EQ}")
+le = _binary_predicate(_comparison, "le", np.less_equal, f"``input <= other`` elementwise, {_SEE_EQ}")
+gt = _binary_predicate(_comparison, "gt", np.greater, f"``input > other`` elementwise, {_SEE_EQ}")
+ge = _binary_predicate(_comparison, "ge", np.greater_equal, f"``input >= other`` elementwise, {_SEE_EQ}")
 
 
 def equal(input, other) -> bool:  # noqa: A002
@@ -740,24 +733,23 @@ def _logical(fn: str, ufunc, input, other):  # noqa: A002
     return _elementwise(fn, ufunc, input.array, other.array, promote=False)
 
 
-def logical_and(input, other):  # noqa: A002
+logical_and = _binary_predicate(
+    _logical, "logical_and", np.logical_and,
     """Elementwise ``input and other`` (nonzero counts as true), a bool tensor.
 
     Raises:
         TypeError: either argument is not a Tensor (as in PyTorch).
         ValueError: the shapes do not broadcast.
-    """
-    return _logical("logical_and", np.logical_and, input, other)
-
-
-def logical_or(input, other):  # noqa: A002
-    """Elementwise ``input or other`` (nonzero counts as true), a bool tensor (errors as ``logical_and``)."""
-    return _logical("logical_or", np.logical_or, input, other)
-
-
-def logical_xor(input, other):  # noqa: A002
-    """Elementwise exclusive or of the truth values, a bool tensor (errors as ``logical_and``)."""
-    return _logical("logical_xor", np.logical_xor, input, other)
+    """,
+)
+logical_or = _binary_predicate(
+    _logical, "logical_or", np.logical_or,
+    "Elementwise ``input or other`` (nonzero counts as true), a bool tensor (errors as ``logical_and``).",
+)
+logical_xor = _binary_predicate(
+    _logical, "logical_xor", np.logical_xor,
+    "Elementwise exclusive or of the truth values, a bool tensor (errors as ``logical_and``).",
+)
 
 
 def logical_not(input):  # noqa: A002

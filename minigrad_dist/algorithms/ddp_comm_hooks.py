@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import backend
+from minigrad._checks import expect_at_least, expect_ints
 from minigrad.tensor import Tensor
 from minigrad_dist.futures import completed_future
 from minigrad_dist.process_group import ProcessGroup, ReduceOp
@@ -125,16 +126,13 @@ class PowerSGDState:
                 "PowerSGDState: process_group must be a ProcessGroup or None, "
                 f"got {type(process_group).__name__}"
             )
-        for name, value in (("matrix_approximation_rank", matrix_approximation_rank),
-                            ("start_powerSGD_iter", start_powerSGD_iter), ("random_seed", random_seed)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-                raise TypeError(f"PowerSGDState: {name} must be an int, got {type(value).__name__}")
-        if random_seed < 0:
-            raise ValueError(f"PowerSGDState: random_seed must be >= 0, got {random_seed}")
-        if matrix_approximation_rank < 1:
-            raise ValueError(f"matrix_approximation_rank must be >= 1, got {matrix_approximation_rank}")
-        if start_powerSGD_iter < 0:
-            raise ValueError(f"start_powerSGD_iter must be >= 0, got {start_powerSGD_iter}")
+        expect_ints(
+            "PowerSGDState", matrix_approximation_rank=matrix_approximation_rank,
+            start_powerSGD_iter=start_powerSGD_iter, random_seed=random_seed,
+        )
+        expect_at_least("random_seed", random_seed, 0, "PowerSGDState")
+        expect_at_least("matrix_approximation_rank", matrix_approximation_rank, 1)
+        expect_at_least("start_powerSGD_iter", start_powerSGD_iter, 0)
         self.process_group = process_group
         self.matrix_approximation_rank = matrix_approximation_rank
         self.start_powerSGD_iter = start_powerSGD_iter

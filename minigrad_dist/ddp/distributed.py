@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 
+from minigrad._checks import expect_instance
 from minigrad.grad_mode import is_grad_enabled
 from minigrad.nn.module import Module
 from minigrad_dist import collectives
@@ -98,8 +99,7 @@ class DistributedDataParallel(Module):
         if not cap_is_number or not bucket_cap_mb > 0:
             raise ValueError(f"bucket_cap_mb must be a positive number of MiB, got {bucket_cap_mb!r}")
         group = process_group if process_group is not None else collectives.get_default_group()
-        if not isinstance(group, ProcessGroup):
-            raise TypeError(f"process_group must be a ProcessGroup, got {type(group).__name__}")
+        expect_instance("process_group", group, ProcessGroup)
         self.module = module
         self.process_group = group
         self.broadcast_buffers = broadcast_buffers

@@ -36,6 +36,7 @@ import sysconfig
 import time
 from pathlib import Path
 
+from minigrad._checks import expect_at_least
 from minigrad_dist.run import kill_process_group
 
 RESULT_PREFIX = "@@RESULT "
@@ -95,8 +96,7 @@ class MPIPool:
     """
 
     def __init__(self, world_size: int, env=None, cwd=None):
-        if world_size < 1:
-            raise ValueError(f"world_size must be >= 1, got {world_size}")
+        expect_at_least("world_size", world_size, 1)
         self.world_size = world_size
         self.env = env
         self.cwd = cwd

@@ -212,6 +212,8 @@ class DataLoader(Generic[T_co]):
                 sampler = SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        if collate_fn is None:
+            collate_fn = default_collate if batch_sampler is not None else default_convert
 
         self._iterable = iterable
         self.batch_size = batch_size
@@ -219,8 +221,6 @@ class DataLoader(Generic[T_co]):
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.generator = generator
-        if collate_fn is None:
-            collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._iterable_len = None  # len(dataset) once len(loader) was asked (PyTorch warns past it)
