@@ -34,6 +34,9 @@ BEYOND_CONTRACT = {
     "minigrad_dist.debug": None,  # debug levels
     "minigrad_dist.ddp.trace": None,  # DDP traces
     "minigrad_dist.autograd": ["backward"],  # backward(mode=...)
+    "minigrad_dist.zero": None,  # ZeRO stages 1 and 2
+    "minigrad_dist.fsdp": None,  # fully sharded data parallel
+    "minigrad_dist.memory": None,  # memory accounting per rank
 }
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 
