@@ -31,6 +31,7 @@ NAMES = [
     "02_ddp_buckets_hooks_overlap",
     "03_distributed_autograd",
     "04_property_testing_distributed_gradients",
+    "05_sharded_data_parallel",
 ]
 CELL_TIMEOUT_S = 150
 # Each notebook takes well under a minute alone; this bounds a slow, busy machine.

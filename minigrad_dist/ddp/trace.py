@@ -112,13 +112,24 @@ class Tracer(ReducerObserver):
         self.span("finalize", "wait for allreduces", self._wait_start, time.perf_counter())
 
 
+def lanes_of(events_by_rank) -> list:
+    """The lanes to draw: DDP's ``LANES``, then any other lane the events use (FSDP's, say), in order of appearance."""
+    lanes = list(LANES)
+    for _, events in events_by_rank:
+        for event in events:
+            if event[1] not in lanes:
+                lanes.append(event[1])
+    return lanes
+
+
 def chrome_trace(events_by_rank) -> dict:
     """Chrome trace event JSON (a dict) from ``[(rank, events), ...]``."""
     origin = min((e[3] for _, events in events_by_rank for e in events), default=0.0)
+    lanes = lanes_of(events_by_rank)
     trace = []
     for rank, events in events_by_rank:
         trace.append({"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}})
-        for lane_id, lane in enumerate(LANES):
+        for lane_id, lane in enumerate(lanes):
             trace.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": lane_id, "args": {"name": lane}})
         for phase, lane, name, start, end, args in events:
             event = {
@@ -127,7 +138,7 @@ def chrome_trace(events_by_rank) -> dict:
                 "ph": phase,
                 "ts": round((start - origin) * 1e6, 3),
                 "pid": rank,
-                "tid": LANES.index(lane),
+                "tid": lanes.index(lane),
                 "args": {k: _jsonable(v) for k, v in args.items()},
             }
             if phase == "X":
@@ -150,8 +161,11 @@ def write_trace(path, events_by_rank) -> Path:
     return path
 
 
-def plot_gantt(path, events_by_rank) -> Path | None:
-    """A Gantt chart PNG of all ranks (None when matplotlib is not installed)."""
+def plot_gantt(path, events_by_rank, title: str | None = None) -> Path | None:
+    """A Gantt chart PNG of all ranks beside ``path`` (None when matplotlib is not installed).
+
+    Lanes no event uses are left out of the picture (``lanes_of`` lists the candidates).
+    """
     try:
         import matplotlib  # noqa: PLC0415  (optional: only for the picture)
 
@@ -160,24 +174,30 @@ def plot_gantt(path, events_by_rank) -> Path | None:
     except ImportError:
         return None
     origin = min((e[3] for _, events in events_by_rank for e in events), default=0.0)
-    colors = {"backward": "tab:blue", "hooks": "tab:green", "buckets": "tab:orange",
-              "allreduce": "tab:red", "finalize": "tab:gray"}
+    used = {event[1] for _, events in events_by_rank for event in events}
+    lanes = [lane for lane in lanes_of(events_by_rank) if lane in used]
+    palette = ["tab:blue", "tab:green", "tab:orange", "tab:red", "tab:gray", "tab:purple", "tab:brown", "tab:cyan"]
+    colors = {lane: palette[i % len(palette)] for i, lane in enumerate(lanes_of(events_by_rank))}
     ranks = [rank for rank, _ in events_by_rank]
-    fig, ax = plt.subplots(figsize=(11, 1.2 + 1.3 * len(ranks)))
+    fig, ax = plt.subplots(figsize=(11, 1.2 + 0.26 * (len(lanes) + 1) * len(ranks)))
     labels, positions = [], []
     for r_index, (rank, events) in enumerate(events_by_rank):
-        for lane_id, lane in enumerate(LANES):
-            y = r_index * (len(LANES) + 1) + lane_id
+        for lane_id, lane in enumerate(lanes):
+            y = r_index * (len(lanes) + 1) + lane_id
             labels.append(f"rank {rank} {lane}")
             positions.append(y)
-            bars = [((e[3] - origin) * 1e3, max((e[4] - e[3]) * 1e3, 0.02)) for e in events if e[1] == lane]
+            bars = [((e[3] - origin) * 1e3, max((e[4] - e[3]) * 1e3, 0.02))
+                    for e in events if e[1] == lane and e[0] == "X"]
             if bars:
                 ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colors[lane])
+            instants = [(e[3] - origin) * 1e3 for e in events if e[1] == lane and e[0] != "X"]
+            if instants:  # a tick each, visible at any zoom
+                ax.plot(instants, [y] * len(instants), "|", color=colors[lane], markersize=9, markeredgewidth=1.5)
     ax.set_yticks(positions)
     ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("time (ms)")
-    ax.set_title("DDP backward: ops, hooks, bucket readiness and allreduces per rank")
+    ax.set_title(title or "DDP backward: ops, hooks, bucket readiness and allreduces per rank")
     fig.tight_layout()
     png = Path(path).with_suffix(".png")
     fig.savefig(png, dpi=110)

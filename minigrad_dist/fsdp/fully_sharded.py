@@ -26,6 +26,9 @@ from minigrad_dist.process_group import ProcessGroup, ReduceOp
 FLAT_PARAM = "_flat_param"
 WRAPPED = "_fsdp_wrapped_module"
 LAYOUT_KEY = "_fsdp_sharded_layout"
+# Where each timeline event goes when the timeline is a trace.Tracer (lanes of the DDP trace format).
+_TRACE_LANES = {"gather": "all-gather", "prefetch": "all-gather", "wait": "all-gather", "forward": "forward",
+                "pre_backward": "backward", "reshard": "reshard", "reduce_scatter": "reduce-scatter"}
 
 
 class StateDictType(enum.Enum):
@@ -79,7 +82,11 @@ class FullyShardedDataParallel(Module):
         timeline: None, or a list the root appends ``(event, unit index)``
             pairs to (``"gather"``, ``"prefetch"``, ``"forward"``,
             ``"reshard"``, ``"pre_backward"``, ``"reduce_scatter"``,
-            ``"wait"``), set it to ``[]`` on the root to record one.
+            ``"wait"``), set it to ``[]`` on the root to record one; or a
+            ``minigrad_dist.ddp.trace.Tracer``, which records each event as
+            an instant on a lane (``all-gather``, ``forward``, ``backward``,
+            ``reshard``, ``reduce-scatter``) of the DDP trace format (with
+            ``tracer.start()`` its ``backward`` lane also gets every graph node).
 
     Raises:
         TypeError: ``module`` is not a Module, or the policy is not callable.
@@ -205,8 +212,12 @@ class FullyShardedDataParallel(Module):
 
     def _log(self, event: str, unit) -> None:
         timeline = self._fsdp_root.timeline
-        if timeline is not None:
+        if timeline is None:
+            return
+        if isinstance(timeline, list):
             timeline.append((event, unit._index()))
+        else:  # a ddp.trace.Tracer: an instant on the event's lane of the DDP trace format
+            timeline.instant(_TRACE_LANES[event], f"{event} unit {unit._index()}", unit=unit._index())
 
     # -- names: the unwrapped model's, without "_fsdp_wrapped_module." ------------------------
 
@@ -812,6 +823,58 @@ class FullyShardedDataParallel(Module):
             self._control.destroy()
             self._control = None
 
+    # -- the checkpoint protocol of minigrad_dist.checkpoint ------------------------------------------
+
+    def checkpoint_state(self, sharded: bool = False) -> dict:
+        """The model state ``save_checkpoint`` writes; collective: every rank calls it, on the root.
+
+        Args:
+            sharded: False: the full state dict (``FULL_STATE_DICT``: the
+                unwrapped model's names and values, loadable with any number
+                of ranks, or into the plain model), on every rank. True: this
+                rank's ``SHARDED_STATE_DICT`` (its shards and their layout).
+
+        Raises:
+            RuntimeError: called on a nested unit.
+        """
+        self._require_root("checkpoint_state()")
+        with FullyShardedDataParallel.state_dict_type(self, _state_dict_type_of(sharded)):
+            return self.state_dict()
+
+    def load_checkpoint_state(self, state, strict: bool = True, sharded: bool = False) -> IncompatibleKeys:
+        """Restore what ``checkpoint_state(sharded)`` returned (this rank's slice of it); no communication.
+
+        Raises:
+            RuntimeError: as ``load_state_dict`` (mismatched keys or shapes; a
+                sharded state from another world size or rank), or called on a nested unit.
+        """
+        self._require_root("load_checkpoint_state()")
+        with FullyShardedDataParallel.state_dict_type(self, _state_dict_type_of(sharded)):
+            return self.load_state_dict(state, strict=strict)
+
+    def optim_checkpoint_state(self, optim, sharded: bool = False) -> dict:
+        """The state ``save_checkpoint`` writes for ``optim``, an optimizer over this model's shards.
+
+        Full (collective): ``optim_state_dict``'s tensors keyed by parameter
+        name, on every rank. Sharded (local): ``optim.state_dict()``, this
+        rank's shard state.
+        """
+        self._require_root("optim_checkpoint_state()")
+        if sharded:
+            return optim.state_dict()
+        return FullyShardedDataParallel.optim_state_dict(self, optim)
+
+    def load_optim_checkpoint_state(self, optim, state, sharded: bool = False) -> None:
+        """Load what ``optim_checkpoint_state(optim, sharded)`` returned into ``optim``; no communication.
+
+        Raises:
+            KeyError: a full state that lacks some of this model's parameters.
+        """
+        self._require_root("load_optim_checkpoint_state()")
+        if not sharded:
+            state = FullyShardedDataParallel.optim_state_dict_to_load(self, optim, state)
+        optim.load_state_dict(state)
+
 
 FSDP = FullyShardedDataParallel
 
@@ -1019,3 +1082,7 @@ def _is_shard_shaped(value, handle) -> bool:
         return False
     return tuple(_array_of(value).shape) == (handle.shard_numel,)
 
+
+
+def _state_dict_type_of(sharded: bool) -> StateDictType:
+    return StateDictType.SHARDED_STATE_DICT if sharded else StateDictType.FULL_STATE_DICT
