@@ -63,15 +63,12 @@ State: ``state_dict()`` gives the unwrapped model's full state dict on every
 rank (collective, or local inside ``summon_full_params``);
 ``StateDictType.SHARDED_STATE_DICT`` gives each rank's shards and layout.
 ``optim_state_dict`` / ``optim_state_dict_to_load`` convert the optimizer's
-shard state to and from full tensors keyed by parameter name. With
-``save_checkpoint`` (whose rank 0 alone asks for the model's state dict)::
-
-    optim_state = FSDP.optim_state_dict(model, optimizer)        # every rank
-    with FSDP.summon_full_params(model):                           # every rank
-        save_checkpoint(path, model, None, step=step, extra={"optimizer": optim_state})
-    ...
-    loaded = load_checkpoint(path, model)                          # full state dict, local slices
-    optimizer.load_state_dict(FSDP.optim_state_dict_to_load(model, optimizer, loaded.extra["optimizer"]))
+shard state to and from full tensors keyed by parameter name.
+``minigrad_dist.save_checkpoint(path, model, optimizer)`` and
+``load_checkpoint`` use both on every rank (the model's checkpoint protocol,
+``checkpoint_state`` and ``optim_checkpoint_state``): the file holds the full
+state dict and the full optimizer state, loadable with any number of ranks,
+or ``sharded=True`` writes each rank's shards.
 """
 
 from minigrad_dist.fsdp.flat_param import ReshardedArray

@@ -499,8 +499,9 @@ class FullyShardedDataParallel(Module):
         """Gather every unit's full parameters (master dtype) for the block; collective on every rank.
 
         Inside, the original parameters (``module.layer.weight``) hold full
-        values, and ``state_dict()`` needs no communication (so
-        ``save_checkpoint``, where only rank 0 asks for the state dict, works).
+        values, and ``state_dict()`` needs no communication (a local copy of
+        the full model; ``save_checkpoint`` needs no such block: it calls
+        ``checkpoint_state`` on every rank).
         With ``writeback``, changes made to them are copied back to the shards.
 
         Raises:

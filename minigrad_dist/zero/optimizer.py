@@ -441,6 +441,65 @@ class ZeroRedundancyOptimizer(Optimizer):
     def _all_params(self) -> list:
         return [p for group in self.param_groups for p in group["params"]]
 
+    # -- the checkpoint protocol of minigrad_dist.checkpoint ------------------------------------
+
+    def checkpoint_state(self, sharded: bool = False):
+        """The optimizer state ``save_checkpoint`` writes; collective: every rank calls it.
+
+        Args:
+            sharded: False: ``consolidate_state_dict(to=0)``, then the full
+                state (the wrapped optimizer's layout over the full
+                parameters, loadable with any number of ranks) on group rank 0
+                and None on the others. True: this rank's shard state and the
+                layout of its pieces (no communication).
+
+        Raises:
+            RuntimeError: overlap mode before ``hook_with_zero_step`` attached DDP's buckets.
+        """
+        if not sharded:
+            self.consolidate_state_dict(to=0)
+            return self.state_dict() if self.process_group.rank() == 0 else None
+        if self.optim is None:
+            raise RuntimeError("ZeroRedundancyOptimizer.checkpoint_state: the optimizer has no shards yet "
+                               "(overlap_with_ddp=True: register hook_with_zero_step with DDP first)")
+        return {"layout": self._piece_layout(), "local": self.optim.state_dict()}
+
+    def load_checkpoint_state(self, state, sharded: bool = False) -> None:
+        """Restore what ``checkpoint_state(sharded)`` returned; each rank keeps its share (no communication).
+
+        Raises:
+            ValueError: a sharded state saved with other pieces (another world
+                size, rank or partition): load the full format instead.
+            RuntimeError: as ``load_state_dict``.
+        """
+        if not sharded:
+            self.load_state_dict(state)
+            return
+        if self.optim is None:
+            raise RuntimeError("ZeroRedundancyOptimizer.load_checkpoint_state: with overlap_with_ddp=True the "
+                               "shards are DDP's buckets: register hook_with_zero_step first")
+        layout = self._piece_layout()
+        if not isinstance(state, dict) or state.get("layout") != layout:
+            saved = state.get("layout") if isinstance(state, dict) else None
+            raise ValueError(
+                "ZeroRedundancyOptimizer.load_checkpoint_state: the sharded state was saved by rank "
+                f"{(saved or {}).get('rank')} of {(saved or {}).get('world_size')} with other pieces than this "
+                f"rank's ({layout['rank']} of {layout['world_size']}); a sharded optimizer state loads only into "
+                "the same rank of the same layout: save the full format (sharded=False) to change it"
+            )
+        self.optim.load_state_dict(state["local"])
+        for group, local in zip(self.param_groups, self.optim.param_groups):
+            group.update(_hyperparameters(local))
+
+    def _piece_layout(self) -> dict:
+        """Plain data naming this rank's pieces, in the local optimizer's order: ``(param index, start, stop)``."""
+        where = {}
+        for index, param in enumerate(self._all_params()):
+            for _, piece, tensor in self._pieces_of.get(id(param), []):
+                where[id(tensor)] = [index, piece.start, piece.stop]
+        pieces = [where[id(t)] for local in self.optim.param_groups for t in local["params"]]
+        return {"world_size": self.process_group.size(), "rank": self.process_group.rank(), "pieces": pieces}
+
 
 def _check_optimizer_class(optimizer_class, partition) -> None:
     if not (isinstance(optimizer_class, type) and issubclass(optimizer_class, Optimizer)):

@@ -289,9 +289,7 @@ def checkpoint_resume(spec):
     optimizer = make_optimizer(model.parameters(), spec)
     _train_steps(model, optimizer, spec, range(cut), window)
     path = os.path.join(spec["dir"], "fsdp.ckpt")
-    optim_state = FSDP.optim_state_dict(model, optimizer)
-    with FSDP.summon_full_params(model):
-        dist.save_checkpoint(path, model, None, step=cut, extra={"optimizer": optim_state})
+    dist.save_checkpoint(path, model, optimizer, step=cut)
     with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
         sharded = model.state_dict()
     shard_path = os.path.join(spec["dir"], f"fsdp.rank{rank}.shard")
@@ -302,8 +300,7 @@ def checkpoint_resume(spec):
 
     resumed = wrap(build_model(spec, spec["seed"] + 1000), spec)  # different weights until loaded
     resumed_opt = make_optimizer(resumed.parameters(), spec)
-    loaded = dist.load_checkpoint(path, resumed)
-    resumed_opt.load_state_dict(FSDP.optim_state_dict_to_load(resumed, resumed_opt, loaded.extra["optimizer"]))
+    loaded = dist.load_checkpoint(path, resumed, resumed_opt)
     _train_steps(resumed, resumed_opt, spec, range(loaded.step, total), window)
     via_full = full_params(resumed)
     resumed.close()
