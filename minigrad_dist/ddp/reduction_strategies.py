@@ -217,7 +217,7 @@ class SharedMemoryStrategy(ReductionStrategy):
     def copy_gradient(self, bucket, position: int, grad) -> None:
         """Copy ``grad`` into its slot unchanged, unless the op computed it there already."""
         view = self.slot(bucket, position)
-        if not _same_memory(grad, view):
+        if not same_memory(grad, view):
             view[...] = grad
 
     def launch(self, bucket) -> Future:
@@ -296,6 +296,10 @@ def _copy_result(bucket, result) -> None:
         bucket.buffer[...] = result
 
 
-def _same_memory(a, b) -> bool:
+def same_memory(a, b) -> bool:
     """Whether two arrays of one shape view the very same memory (an op wrote the gradient in place)."""
-    return a.shape == b.shape and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    if a.shape != b.shape:
+        return False
+    if hasattr(a, "__array_interface__") and hasattr(b, "__array_interface__"):
+        return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    return a is b  # device arrays: at worst a gradient is copied onto itself

@@ -10,9 +10,10 @@ Per iteration, in order:
 2. **Reduce each bucket** as the Reducer launches it (bucket order):
    ZeRO-1 with the user's comm hook (an allreduce: every rank gets the whole
    averaged bucket, and its grad shard is a slice of it, no copy); ZeRO-2
-   with one reduce-scatter of the pre-divided, padded bucket (each rank
-   receives only its shard). ZeRO-2 allocates the padded bucket per
-   iteration and frees each parameter's full ``.grad`` once copied in.
+   with one reduce-scatter (sum) of the padded bucket (each rank receives
+   only its shard, and averages it). ZeRO-2 allocates the padded bucket per
+   iteration, lets ops compute gradients straight into it, and frees each
+   parameter's full ``.grad`` once it is in the bucket.
 3. **Step as buckets finish.** When bucket i's reduction has completed (its
    Future's callback, which runs when a later gradient hook or the end of
    backward tests it), this rank's shard of bucket i is stepped and its
@@ -34,7 +35,7 @@ from __future__ import annotations
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad_dist import collectives, memory
-from minigrad_dist.ddp.reduction_strategies import CommHookStrategy, ReductionStrategy
+from minigrad_dist.ddp.reduction_strategies import CommHookStrategy, ReductionStrategy, same_memory
 from minigrad_dist.process_group import ProcessGroup
 from minigrad_dist.zero.flat_shard import flat_layout, whole_layout
 from minigrad_dist.zero.segment import Segment, reduce_scatter_flat
@@ -119,8 +120,8 @@ class OverlapStepper:
                 "(ddp.join() or Reducer.reduce_all_buckets); these are not supported with hook_with_zero_step"
             )
 
-    def reduce_scatter(self, index: int, flat, is_last: bool):
-        """ZeRO-2: reduce-scatter bucket ``index``'s padded, pre-divided ``flat``; a Future of this rank's shard.
+    def reduce_scatter(self, index: int, flat, is_last: bool, divide_by: int = 1):
+        """ZeRO-2: reduce-scatter (sum) bucket ``index``'s padded ``flat``; a Future of its shard / ``divide_by``.
 
         Raises:
             RuntimeError: not inside a backward of the DDP model (``check_in_backward``).
@@ -133,6 +134,8 @@ class OverlapStepper:
         work = reduce_scatter_flat(self.reduce_group, flat, shard)
 
         def reduced(_):
+            if divide_by != 1:  # the average, on this rank's 1/N of the elements only
+                segment.xp.divide(shard, divide_by, out=shard)
             self.held_gradients.append(shard)
             self.reduced(index, lambda seg: seg.grads_from_shard(shard))
             return shard
@@ -230,9 +233,11 @@ class ShardedGradientStrategy(ReductionStrategy):
     Each bucket's flat buffer (padded to a multiple of N) is allocated when
     its first gradient arrives, tracked as ``gradient_buckets``
     (``minigrad_dist.memory``), and dropped when its reduce-scatter is
-    launched; DDP's persistent bucket buffers are released. Gradients are
-    divided by ``div_factor`` on the way in, and each parameter's ``.grad``
-    is set to None once copied.
+    launched; DDP's persistent bucket buffers are released. The slots hold
+    raw gradients, so ops compute them straight into the bucket
+    (``computes_in_slot``: no copy for ``Linear``'s); each parameter's
+    ``.grad`` is set to None once its gradient is in the slot, and the
+    reduced shard is divided by ``div_factor`` (1/N of the elements).
 
     Args:
         stepper: the ``OverlapStepper`` (its ``shard_buckets`` must be True).
@@ -240,6 +245,7 @@ class ShardedGradientStrategy(ReductionStrategy):
     """
 
     fixed_buckets = True
+    computes_in_slot = True
 
     def __init__(self, stepper: OverlapStepper, div_factor: int):
         super().__init__(div_factor)
@@ -275,15 +281,17 @@ class ShardedGradientStrategy(ReductionStrategy):
         return bucket.view(position, self._padded(bucket))
 
     def copy_gradient(self, bucket, position: int, grad) -> None:
-        """Divide ``grad`` into its slot, then free the parameter's full ``.grad``."""
-        bucket.xp.divide(grad, self.div_factor, out=self.slot(bucket, position))
+        """Copy ``grad`` into its slot (unless the op computed it there), then free the parameter's full ``.grad``."""
+        view = self.slot(bucket, position)
+        if not same_memory(grad, view):
+            view[...] = grad
         bucket.params[position].grad = None
 
     def launch(self, bucket):
-        """Reduce-scatter the padded bucket; the Future's value is this rank's shard (step 3 chained to it)."""
+        """Reduce-scatter the padded bucket; the Future's value is this rank's averaged shard (step 3 chained to it)."""
         flat = self._padded(bucket)
         self._flat[bucket.index] = None
-        return self.stepper.reduce_scatter(bucket.index, flat, bucket.index == self._last_index)
+        return self.stepper.reduce_scatter(bucket.index, flat, bucket.index == self._last_index, self.div_factor)
 
     def finish(self, bucket, value, globally_used) -> None:
         """Nothing to write: ``.grad`` stays None, the gradient lives on as this rank's shard until ``zero.step()``."""
