@@ -210,7 +210,7 @@ class Reducer:
     def _find_unused(self, outputs) -> list:
         """Indices of parameters the autograd graph of ``outputs`` does not reach."""
         roots = [t.grad_fn if t.grad_fn is not None else t._gradient_edge()[0]
-                 for t in _tensors_in(outputs) if t.requires_grad]
+                 for t in tensors_in(outputs) if t.requires_grad]
         reached = {id(node.variable) for node in walk(roots) if type(node) is AccumulateGrad}
         unused = [i for i, p in enumerate(self.params) if id(p) not in reached]
         if not unused and not self._warned_nothing_unused:
@@ -451,8 +451,8 @@ class Reducer:
             self.control = None
 
 
-def _tensors_in(obj):
-    """Every Tensor inside nested tuples, lists and dicts."""
+def tensors_in(obj):
+    """Every Tensor inside nested tuples, lists and dicts (a forward's outputs; FSDP uses it too)."""
     stack = [obj]
     while stack:
         item = stack.pop()

@@ -18,6 +18,7 @@ from minigrad.grad_mode import is_grad_enabled, no_grad
 from minigrad.nn.module import IncompatibleKeys, Module
 from minigrad.tensor import Tensor
 from minigrad_dist import collectives
+from minigrad_dist.ddp.reducer import tensors_in
 from minigrad_dist.fsdp.flat_param import FlatParamHandle, ParamInfo, ReshardedArray, allgather_into
 from minigrad_dist.fsdp.mixed_precision import MixedPrecisionPolicy
 from minigrad_dist.fsdp.wrap import auto_wrap
@@ -296,13 +297,13 @@ class FullyShardedDataParallel(Module):
             self._handle.reshard(self._timeout)
             self._log("reshard", self)
         if is_grad_enabled():
-            for tensor in _tensors_in(output):
+            for tensor in tensors_in(output):
                 if tensor.requires_grad and tensor.grad_fn is not None:
                     tensor.register_hook(self._pre_backward_hook)
 
     def _root_post_forward(self, output):
         self._order_recorded = True
-        if not any(t.requires_grad for t in _tensors_in(output)):
+        if not any(t.requires_grad for t in tensors_in(output)):
             self._handle.reshard(self._timeout)  # no backward will come for this forward
 
     # -- backward (steps 4 to 6) -------------------------------------------------------------------
@@ -1008,19 +1009,6 @@ def _clean(name: str) -> str:
 
 
 # -- forward helpers --------------------------------------------------------------------------------------
-
-
-def _tensors_in(obj):
-    """Every Tensor inside nested tuples, lists and dicts."""
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Tensor):
-            yield item
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
 
 
 def _cast_floating(obj, dtype):
