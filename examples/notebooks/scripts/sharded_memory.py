@@ -1,9 +1,11 @@
 """What each rank holds under DDP, ZeRO-1, ZeRO-2 and FSDP, and that all four train the same model alike.
 
-    mpiexec -n 4 python examples/notebooks/scripts/sharded_memory.py [--steps 2]
+    mpiexec -n 4 python examples/notebooks/scripts/sharded_memory.py [--steps 2] [--widths 256,1024,1024,256]
+                                                                     [--dtype float64]
 
-One MLP, 256 -> 1024 -> 1024 -> 256 in float64 (about 1.6 million parameters),
-trained with Adam on the same data in four ways:
+One MLP, 256 -> 1024 -> 1024 -> 256 in float64 (about 1.6 million parameters;
+``--widths`` and ``--dtype`` pick another, e.g. the benchmarks' large MLP
+``1024,4096,4096,1024`` in float32), trained with Adam on the same data in four ways:
 
 * ``ddp``: ``DistributedDataParallel``, every rank keeps everything;
 * ``zero1``: DDP + ``ZeroRedundancyOptimizer`` (optimizer state sharded);
@@ -40,27 +42,27 @@ WIDTHS = (256, 1024, 1024, 256)
 LR = 1e-3
 
 
-def build_model():
+def build_model(widths, dtype):
     """The MLP, from the same seed on every rank and for every mode."""
     mg.manual_seed(0)
     layers = []
-    for i, (a, b) in enumerate(zip(WIDTHS[:-1], WIDTHS[1:])):
+    for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
         layers.append(nn.Linear(a, b))
-        if i < len(WIDTHS) - 2:
+        if i < len(widths) - 2:
             layers.append(nn.Tanh())
-    return nn.Sequential(*layers).double()
+    return nn.Sequential(*layers).to(dtype)
 
 
-def build(mode):
+def build(mode, widths, dtype):
     """``(model, optimizer)`` for one mode."""
     if mode == "fsdp":
-        model = build_model()
+        model = build_model(widths, dtype)
         for layer in model:
             if isinstance(layer, nn.Linear):
                 fully_shard(layer)
         fully_shard(model)
         return model, mg.optim.Adam(model.parameters(), lr=LR)
-    model = dist.DistributedDataParallel(build_model())
+    model = dist.DistributedDataParallel(build_model(widths, dtype))
     if mode == "ddp":
         return model, mg.optim.Adam(model.parameters(), lr=LR)
     if mode == "zero1":
@@ -70,9 +72,9 @@ def build(mode):
     return model, zero
 
 
-def train(mode, steps, x, y):
+def train(mode, steps, x, y, widths, dtype):
     """Train ``steps`` steps; return the memory report taken after the last backward, and the full parameters."""
-    model, optimizer = build(mode)
+    model, optimizer = build(mode, widths, dtype)
     for step in range(steps):
         optimizer.zero_grad()
         if step == steps - 1:
@@ -91,15 +93,19 @@ def train(mode, steps, x, y):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--widths", default=",".join(map(str, WIDTHS)))
+    parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     args = parser.parse_args()
+    widths = tuple(int(w) for w in args.widths.split(","))
+    dtype = getattr(mg, args.dtype)
     dist.init_process_group()
     rank, world = dist.get_rank(), dist.get_world_size()
     rng = np.random.default_rng(rank)
-    x = mg.tensor(rng.standard_normal((8, WIDTHS[0])))
-    y = mg.tensor(rng.standard_normal((8, WIDTHS[-1])))
+    x = mg.tensor(rng.standard_normal((8, widths[0]))).to(dtype)
+    y = mg.tensor(rng.standard_normal((8, widths[-1]))).to(dtype)
     reports, parameters = {}, {}
     for mode in ("ddp", "zero1", "zero2", "fsdp"):
-        report, parameters[mode] = train(mode, args.steps, x, y)
+        report, parameters[mode] = train(mode, args.steps, x, y, widths, dtype)
         reports[mode] = dist.get_default_group().allgather_obj(report)
     differences = {
         mode: max(float(np.abs(parameters[mode][name] - value).max()) for name, value in parameters["ddp"].items())
