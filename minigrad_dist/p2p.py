@@ -47,10 +47,10 @@ class P2PWork(Work):
 
     __slots__ = ("_error", "_source")
 
-    def __init__(self, request, on_complete, result, op_name, spin=False):
+    def __init__(self, request, on_complete, result, op_name, spin=False, buffers=None):
         self._error = None
         self._source = None
-        super().__init__(request, on_complete, result, op_name, spin)
+        super().__init__(request, on_complete, result, op_name, spin, buffers)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the message is sent or received (see ``Work.wait``); returns True.
@@ -120,7 +120,9 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None) -> P2PWork:
     header[4 : 4 + array.ndim] = array.shape
     data = array if backend.device_of(array) == "cpu" else _staged_copy(array)
     request = _post(comm.Isend, header, data, peer, tag)
-    return P2PWork(request, None, [array], "isend", g.spin_wait)
+    # MPI reads the header (and a staged copy) until the send completes, long after this returns for a
+    # message too large to go eagerly: the work keeps them alive, as mpi4py does not for MPI.BOTTOM layouts.
+    return P2PWork(request, None, [array], "isend", g.spin_wait, buffers=(header, data))
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None) -> P2PWork:

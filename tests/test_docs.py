@@ -37,6 +37,7 @@ BEYOND_CONTRACT = {
     "minigrad_dist.zero": None,  # ZeRO stages 1 and 2
     "minigrad_dist.fsdp": None,  # fully sharded data parallel
     "minigrad_dist.memory": None,  # memory accounting per rank
+    "minigrad_dist.pipelining": None,  # pipeline parallelism
 }
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 
