@@ -44,7 +44,9 @@ from minigrad_dist.collectives import (
     get_backend,
     get_default_group,
     get_local_rank,
+    get_local_world_size,
     get_rank,
+    get_topology,
     get_world_size,
     init_process_group,
     is_initialized,
@@ -75,4 +77,5 @@ __all__ = [
     "LoadedCheckpoint", "load_checkpoint", "save_checkpoint",
     "Backend", "all_to_all", "all_to_all_single", "get_backend", "reduce_op",
     "P2POp", "batch_isend_irecv", "irecv", "isend", "recv", "send", "SyncBatchNorm",
+    "get_local_world_size", "get_topology",
 ]

@@ -89,7 +89,6 @@ class _World:
         self.default_group: ProcessGroup | None = None
         self.timeout: float | None = None
         self.groups: list[ProcessGroup] = []
-        self.local_rank: int | None = None
         self.backend: Backend | None = None
         self.p2p_comms: dict = {}  # group -> its duplicate communicator for send/recv (p2p.py)
         self.announced = False  # the "runs on MPI" line is printed once per process
@@ -191,9 +190,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _world.p2p_comms[_world.default_group] = _world.default_group.comm.Dup()
     _world.timeout = timeout
     _world.backend = backend
-    _world.local_rank = _compute_local_rank(_world.default_group.comm)
     if array_backend.cuda_is_available():
-        array_backend.use_cuda_device(_world.local_rank % array_backend.cuda_device_count())
+        local_rank = _world.default_group.topology.local_rank
+        array_backend.use_cuda_device(local_rank % array_backend.cuda_device_count())
     _announce_backend(backend)
 
 
@@ -258,14 +257,6 @@ def _resolve_timeout(timeout):
     return float(timeout)
 
 
-def _compute_local_rank(comm) -> int:
-    MPI = load_mpi()
-    node_comm = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    local = node_comm.Get_rank()
-    node_comm.Free()
-    return local
-
-
 def is_initialized() -> bool:
     """True once ``init_process_group`` was called (and not destroyed)."""
     return _world.default_group is not None
@@ -301,9 +292,38 @@ def get_world_size(group=None) -> int:
 
 
 def get_local_rank() -> int:
-    """This process's rank among the ranks on the same node (shared-memory split)."""
-    _default_group()
-    return _world.local_rank
+    """This process's rank among the ranks of the world on its node.
+
+    Nodes come from MPI's shared-memory split (``minigrad_dist.topology``),
+    so simulated nodes count (``MPIR_CVAR_NUM_CLIQUES``: round-robin). Local
+    ranks follow global ranks. ``init_process_group`` selects CUDA device
+    ``get_local_rank() % device_count`` with it.
+
+    Raises:
+        RuntimeError: the default group is not initialized.
+    """
+    return _default_group().topology.local_rank
+
+
+def get_local_world_size() -> int:
+    """Number of ranks of the world on this process's node (``LOCAL_WORLD_SIZE``; see ``get_local_rank``).
+
+    Raises:
+        RuntimeError: the default group is not initialized.
+    """
+    return _default_group().topology.local_size
+
+
+def get_topology(group=None):
+    """Where the ranks of ``group`` (default: the world) sit: a ``minigrad_dist.topology.Topology``.
+
+    Its ``node_of[r]`` and ``local_rank_of[r]`` are the node and local rank of
+    group rank ``r``; computed once, when the group was built.
+
+    Raises:
+        RuntimeError: the default group is not initialized.
+    """
+    return _group(group).topology
 
 
 def get_default_group() -> ProcessGroup:

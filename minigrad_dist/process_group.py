@@ -12,23 +12,43 @@ now and then; the DDP Reducer does this from its gradient hooks.
 
 Ranks passed to ProcessGroup methods are ranks *within the group*; the
 module-level API in ``collectives.py`` translates PyTorch's global ranks.
+
+A group knows where its ranks sit (``topology``, ``minigrad_dist.topology``).
+When it spans several nodes, ``allreduce`` of a large CPU buffer goes through
+two levels (``TwoLevelAllreduce``): each node sums through its shared memory,
+each rank allreduces its slice with its peers on the other nodes, and each
+node gathers the slices back. ``MINIGRAD_DIST_HIERARCHICAL`` (``auto``, ``1``,
+``0``), read when the group is built, decides whether it may.
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 
 import numpy as np
 
 from minigrad import backend
 from minigrad_dist import debug, waiting
+from minigrad_dist.ddp.shared_memory import FLAG_BACKOFF, SharedBuckets
 from minigrad_dist.futures import Future
 from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
+from minigrad_dist.topology import Hierarchy, Topology, hierarchical_setting
 
 # How a collective's wait pauses (waiting.py). It yields first: a large message crosses shared memory in chunks,
 # each needing both ranks to poll, so a sleeping rank would stretch every chunk. After 2 ms most polls still
 # yield, and one in 64 sleeps 50 us, so a long wait leaves the CPU to the ranks that still work.
 COLLECTIVE_BACKOFF = waiting.Backoff(yield_window=2e-3, first_sleep=5e-5, longest_sleep=5e-5, yields_per_sleep=63)
+
+
+# All-reduces of at least this many bytes go through two levels when the group spans nodes; smaller ones stay
+# one flat MPI call: their cost is latency, and two levels add a few flag round trips
+# (benchmarks/bench_topology.py measures both sides of this line).
+TWO_LEVEL_MIN_BYTES = 1 << 20
+# The staging window of two-level all-reduces: regions of this size, several in flight (TwoLevelAllreduce).
+TWO_LEVEL_REGIONS = 4
+TWO_LEVEL_REGION_BYTES = 2 << 20
+_TWO_LEVEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
 
 
 def wait_politely(done, timeout: float | None) -> bool:
@@ -188,15 +208,28 @@ class ProcessGroup:
     Attributes:
         spin_wait: untimed waits block inside MPI instead of polling politely
             (``MINIGRAD_DIST_WAIT=spin``, read when the group is built).
+        topology: where the ranks sit (``minigrad_dist.topology.Topology``).
+        two_level: the ``TwoLevelAllreduce`` large all-reduces go through, or
+            None (the group is one node, or ``MINIGRAD_DIST_HIERARCHICAL``
+            said no when the group was built).
+
+    Raises:
+        ValueError: ``MINIGRAD_DIST_HIERARCHICAL`` holds an unknown value.
     """
 
     def __init__(self, comm, world_ranks=None):
+        setting = hierarchical_setting()  # first: a bad value raises before any communicator exists
         self.comm = comm.Dup()
         self._rank = self.comm.Get_rank()
         self._size = self.comm.Get_size()
         self.world_ranks = list(world_ranks) if world_ranks is not None else list(range(self._size))
         self.spin_wait = waiting.spin_requested()
         self.debug_checker = None  # made by the first collective checked in debug mode (debug.verify)
+        self.topology = Topology.of(self.comm)
+        wanted = self.topology.wants_two_levels(setting)
+        # Every rank must decide alike: a rank that alone built the communicators would wait forever.
+        agreed = self.comm.allreduce(int(wanted), op=load_mpi().MIN)
+        self.two_level = TwoLevelAllreduce(self.comm, self.topology) if agreed else None
 
     def rank(self) -> int:
         """This process's rank within the group."""
@@ -211,7 +244,10 @@ class ProcessGroup:
         return self.comm
 
     def destroy(self) -> None:
-        """Free the duplicated communicator(s), and the debug checker's."""
+        """Free the duplicated communicator(s), the two-level ones, and the debug checker's."""
+        if self.two_level is not None:
+            self.two_level.free()
+            self.two_level = None
         if self.debug_checker is not None:
             self.debug_checker.free()
             self.debug_checker = None
@@ -222,12 +258,23 @@ class ProcessGroup:
     # -- collectives on arrays ---------------------------------------------------
 
     def allreduce(self, array, op=ReduceOp.SUM, async_op=False) -> Work:
-        """Reduce ``array`` across the group, in place on every rank."""
+        """Reduce ``array`` across the group, in place on every rank.
+
+        A CPU buffer of ``TWO_LEVEL_MIN_BYTES`` or more (float32/64, int32/64)
+        goes through two levels when the group has a ``two_level``; the
+        result is the same, up to the order of the additions.
+        """
         _check_buffer(array, "all_reduce")
         if debug.checking():
             debug.verify(self, f"all_reduce({debug.tensor_text(array)}, {op.name})")
         MPI = load_mpi()
         divide = _avg_divider(array, self._size) if op is ReduceOp.AVG else None
+        if self.two_level is not None and self.two_level.handles(array):
+            request = self.two_level.allreduce(array, "sum" if op is ReduceOp.AVG else op.value)
+            work = Work(request, divide, [array], "all_reduce", self.spin_wait)
+            if not async_op:
+                work.wait()
+            return work
         buf = mpi_buffer(array)
         comm = self._next_comm()
         copy_back = None if buf is array else (lambda: finish_buffer(array, buf))
@@ -383,6 +430,90 @@ class ProcessGroup:
         if debug.checking():
             debug.verify(self, f"scatter_object_list(src={self.world_ranks[src]})")
         return self._next_comm().scatter(objs, root=src)
+
+
+class TwoLevelAllreduce:
+    """All-reduces of a group that spans nodes, in two levels through each node's shared memory.
+
+    The protocol is ``minigrad_dist.ddp.shared_memory``'s (steps 1-4), over a
+    window of ``TWO_LEVEL_REGIONS`` staging regions of
+    ``TWO_LEVEL_REGION_BYTES`` per rank, made with the group: an all_reduce
+    then never waits inside a collective allocation (which has no timeout).
+    A buffer goes through the regions in chunks, in call order, round-robin:
+    a chunk starts once every rank of the node has copied the previous
+    result out of its region, so while one chunk crosses nodes the next is
+    being summed. Steps 2-4 run as the calls' ``Work`` is tested.
+
+    Args:
+        comm: the group's communicator.
+        topology: its ``Topology``.
+    """
+
+    def __init__(self, comm, topology: Topology):
+        self.hierarchy = Hierarchy.split(comm, topology)
+        region = np.empty(TWO_LEVEL_REGION_BYTES, dtype=np.uint8)
+        self.shared = SharedBuckets(self.hierarchy, [region] * TWO_LEVEL_REGIONS)
+        self.rounds = [0] * TWO_LEVEL_REGIONS  # chunks started through each region
+        self.next_region = 0
+        self.waiting = collections.deque()  # (request, start, stop): chunks not started yet, in call order
+
+    def handles(self, array) -> bool:
+        """Whether ``array`` goes through two levels (a large CPU buffer of a supported dtype)."""
+        return (
+            array.nbytes >= TWO_LEVEL_MIN_BYTES
+            and array.dtype in _TWO_LEVEL_DTYPES
+            and backend.device_of(array) == "cpu"
+        )
+
+    def allreduce(self, array, op: str) -> _TwoLevelRequest:
+        """Queue the in-place reduction of ``array`` by ``op`` (a ``ReduceOp`` value, not AVG): an MPI-like request."""
+        flat = array.reshape(-1)
+        step = TWO_LEVEL_REGION_BYTES // flat.itemsize
+        bounds = list(range(0, flat.size, step))
+        request = _TwoLevelRequest(self, flat, op, len(bounds))
+        self.waiting.extend((request, start, min(start + step, flat.size)) for start in bounds)
+        self.start_due()
+        return request
+
+    def start_due(self) -> None:
+        """Advance the chunks in flight; start, in order, the waiting chunks whose region is free everywhere."""
+        self.shared.progress()
+        while self.waiting:
+            region = self.next_region
+            iteration = self.rounds[region] + 1
+            if not self.shared.writable(region, iteration):
+                return
+            request, start, stop = self.waiting.popleft()
+            piece = request.flat[start:stop]
+            self.shared.staging_view(region, piece.dtype, piece.size)[...] = piece
+            request.futures.append(self.shared.start_reduction(region, iteration, piece, 1.0, request.op))
+            self.rounds[region] = iteration
+            self.next_region = (region + 1) % TWO_LEVEL_REGIONS
+
+    def free(self) -> None:
+        """Free the window and the communicators (collective over the group)."""
+        self.shared.free()
+        self.hierarchy.free()
+
+
+class _TwoLevelRequest:
+    """One queued two-level all-reduce, with the ``Test``/``Wait`` of an MPI request (for ``Work``)."""
+
+    def __init__(self, owner: TwoLevelAllreduce, flat, op: str, chunks: int):
+        self.owner = owner
+        self.flat = flat
+        self.op = op
+        self.chunks = chunks
+        self.futures = []  # one per chunk started
+
+    def Test(self) -> bool:  # noqa: N802  (the MPI request's name, which Work calls)
+        """Advance every queued or started two-level reduction; True once this one's result is in the array."""
+        self.owner.start_due()
+        return len(self.futures) == self.chunks and all(future.done() for future in self.futures)
+
+    def Wait(self) -> None:  # noqa: N802
+        """Test politely until complete (no timeout: ``Work.wait(timeout)`` is the timed wait)."""
+        waiting.wait_until(self.Test, None, FLAG_BACKOFF)
 
 
 class RoundRobinProcessGroup(ProcessGroup):

@@ -32,7 +32,8 @@ class DistributedDataParallel(Module):
         2. broadcast parameters and buffers from rank 0 (coalesced by dtype), so
            every replica starts from the same state;
         3. build the Reducer: its reduction strategy (shared memory when every
-           rank is on one node, else ``Iallreduce``), buckets in reverse
+           rank is on one node, shared memory per node and an allreduce across
+           nodes when they span several, else ``Iallreduce``), buckets in reverse
            registration order, and one post-accumulate-grad hook per parameter.
 
     Args:
@@ -70,8 +71,11 @@ class DistributedDataParallel(Module):
         instead of ``Iallreduce`` (``ddp/shared_memory.py``; its throughput
         beside a raw ``Allreduce`` is ``minigrad.throughput`` in
         ``benchmarks/results/ddp.json``, from ``benchmarks/bench_ddp.py``).
-        ``MINIGRAD_DDP_SHM=0`` turns that off. ``register_comm_hook``
-        replaces either with the hook.
+        When the ranks span several nodes, each node sums through its own
+        window and the nodes allreduce one slice per rank
+        (``MINIGRAD_DIST_HIERARCHICAL``, see ``minigrad_dist.topology``;
+        ``benchmarks/results/topology.json``). ``MINIGRAD_DDP_SHM=0`` turns
+        shared memory off. ``register_comm_hook`` replaces any of them with the hook.
 
     Raises:
         TypeError: ``module`` is not a Module, or ``process_group`` not a ProcessGroup.

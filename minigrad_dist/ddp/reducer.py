@@ -32,7 +32,9 @@ The algorithm, in the order the code below follows it:
    pre-divided buffer (``IallreduceStrategy``); when every rank of the group
    is on one node, a sum straight from each other's memory
    (``SharedMemoryStrategy``, ``shared_memory.py``), with a fraction of
-   ``Allreduce``'s copying; or the registered comm hook (``CommHookStrategy``).
+   ``Allreduce``'s copying; when the ranks span nodes, that sum inside each
+   node and an allreduce of each slice across nodes (``HierarchicalStrategy``);
+   or the registered comm hook (``CommHookStrategy``).
 5. **Progress.** MPI advances a nonblocking collective only inside MPI
    calls, so every hook also tests the in-flight reductions: communication
    moves forward while the backward pass computes (a shared-memory bucket

@@ -24,11 +24,13 @@ The strategies:
 =========================  ==============================================================
 ``IallreduceStrategy``     one nonblocking MPI allreduce (sum) of the pre-divided buffer
 ``SharedMemoryStrategy``   every rank on one node: sums straight from each other's memory
+``HierarchicalStrategy``   ranks on several nodes: the same inside each node, and each
+                           rank allreduces its slice with its peers on the other nodes
 ``CommHookStrategy``       a user's ``hook(state, GradBucket) -> Future`` (``register_comm_hook``)
 =========================  ==============================================================
 
-``choose_strategy`` picks between the first two when the Reducer is built;
-``register_comm_hook`` replaces it with the third, or with the strategy a
+``choose_strategy`` picks among the first three when the Reducer is built;
+``register_comm_hook`` replaces it with the last, or with the strategy a
 hook brings along (``strategy_for_hook``: ZeRO's hooks in
 ``minigrad_dist.algorithms.ddp_zero_hook`` step the optimizer as buckets
 finish, and shard the gradients with a reduce-scatter).
@@ -39,10 +41,11 @@ from __future__ import annotations
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad_dist.algorithms.ddp_comm_hooks import GradBucket
-from minigrad_dist.ddp.shared_memory import SharedBuckets, shared_memory_comm
+from minigrad_dist.ddp.shared_memory import SharedBuckets, node_hierarchy, shared_memory_enabled
 from minigrad_dist.debug import DebugLevel, get_debug_level
 from minigrad_dist.futures import Future
 from minigrad_dist.process_group import ProcessGroup, ReduceOp
+from minigrad_dist.topology import Hierarchy, hierarchical_setting
 
 
 class ReductionStrategy:
@@ -181,20 +184,28 @@ class SharedMemoryStrategy(ReductionStrategy):
     computes_in_slot = True
 
     def __init__(self, group: ProcessGroup, node_comm, timeout: float | None):
+        self._start(group, Hierarchy(node_comm, node_comm.Get_size()), timeout)
+
+    def _start(self, group: ProcessGroup, hierarchy: Hierarchy, timeout: float | None) -> None:
         super().__init__(group.size())
         self.group = group
-        self.node_comm = node_comm
+        self.hierarchy = hierarchy
         self.timeout = timeout
         self.shared = None
         self._buckets = []
         self._rounds = []  # per bucket: reductions launched since the window was made
         self._writable = []  # per bucket: every rank has copied the last result out of this rank's staging copy
 
+    @property
+    def node_comm(self):
+        """The communicator of this node's ranks (None once closed)."""
+        return self.hierarchy.node_comm
+
     def use_buckets(self, buckets) -> None:
         """A fresh window for these buckets (collective: every rank rebuilds at the same point)."""
         if self.shared is not None:
             self.shared.free()
-        self.shared = SharedBuckets(self.node_comm, buckets)
+        self.shared = SharedBuckets(self.hierarchy, [bucket.buffer for bucket in buckets])
         self._buckets = list(buckets)
         for bucket in buckets:
             bucket.staging = self.shared.staging_view(bucket.index)
@@ -238,33 +249,63 @@ class SharedMemoryStrategy(ReductionStrategy):
         return self.group.allreduce(bucket.buffer, ReduceOp.SUM, async_op=True).get_future()
 
     def progress(self, launched) -> None:
-        """Test every launched bucket: shared-memory buckets advance independently of each other."""
+        """Test every launched bucket, so that each Future completes (and says so) as soon as its reduction has."""
         for bucket in launched:
             bucket.future.done()
 
     def close(self) -> None:
-        """Free the window and the node communicator (collective), and detach the staging copies."""
+        """Free the window and the communicators (collective), and detach the staging copies."""
         if self.shared is not None:
             for bucket in self._buckets:
                 bucket.staging = None
             self.shared.free()
             self.shared = None
-        if self.node_comm is not None:
-            self.node_comm.Free()
-            self.node_comm = None
+        if self.hierarchy.node_comm is not None:
+            self.hierarchy.free()
+
+
+class HierarchicalStrategy(SharedMemoryStrategy):
+    """Ranks on several nodes: reduce each bucket in two levels (``shared_memory.py``, steps 1-4).
+
+    Inside each node as ``SharedMemoryStrategy`` does, through the node's
+    shared window; between the summing and the gathering, each rank
+    allreduces the slices it summed with the ranks that sum the same slices
+    on the other nodes (Horovod's and ChainerMN's hierarchical allreduce,
+    with every rank of a node taking part instead of one leader).
+
+    Args:
+        group: the process group gradients are averaged over.
+        hierarchy: ``minigrad_dist.topology.Hierarchy.split(group.comm, group.topology)``
+            (freed by ``close()``).
+        timeout: seconds a wait for the other ranks may take (None: forever).
+    """
+
+    def __init__(self, group: ProcessGroup, hierarchy: Hierarchy, timeout: float | None):
+        self._start(group, hierarchy, timeout)
 
 
 def choose_strategy(group: ProcessGroup, params, timeout: float | None) -> ReductionStrategy:
-    """The default strategy: shared memory when every rank of ``group`` is on this node, else ``Iallreduce``.
+    """The default strategy: shared memory per node when the ranks can, else ``Iallreduce``.
 
-    Collective over ``group``. Shared memory also needs every parameter on the
-    CPU on every rank, and can be turned off with ``MINIGRAD_DDP_SHM=0``.
+    Collective over ``group``. Every rank of ``group`` on this node:
+    ``SharedMemoryStrategy``. Ranks on several nodes: ``HierarchicalStrategy``
+    when ``MINIGRAD_DIST_HIERARCHICAL`` (read now, see
+    ``minigrad_dist.topology``) asks for two levels on ``group.topology``
+    (by default when some node holds two ranks or more). Shared memory also
+    needs every parameter on the CPU on every rank, and can be turned off
+    with ``MINIGRAD_DDP_SHM=0``.
+
+    Raises:
+        ValueError: ``MINIGRAD_DIST_HIERARCHICAL`` holds an unknown value.
     """
     on_cpu = all(backend.device_of(p.array) == "cpu" for p in params)
-    node_comm = shared_memory_comm(group.comm, wanted=on_cpu)
-    if node_comm is None:
+    two_levels = group.topology.wants_two_levels(hierarchical_setting())
+    hierarchy = node_hierarchy(group.comm, on_cpu and shared_memory_enabled(), two_levels, group.topology)
+    if hierarchy is None:
         return IallreduceStrategy(group)
-    return SharedMemoryStrategy(group, node_comm, timeout)
+    if hierarchy.cross:
+        return HierarchicalStrategy(group, hierarchy, timeout)
+    return SharedMemoryStrategy(group, hierarchy.node_comm, timeout)
 
 
 def strategy_for_hook(hook, state, div_factor: int) -> ReductionStrategy:
