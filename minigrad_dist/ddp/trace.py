@@ -112,9 +112,9 @@ class Tracer(ReducerObserver):
         self.span("finalize", "wait for allreduces", self._wait_start, time.perf_counter())
 
 
-def lanes_of(events_by_rank) -> list:
-    """The lanes to draw: DDP's ``LANES``, then any other lane the events use (FSDP's, say), in order of appearance."""
-    lanes = list(LANES)
+def lanes_of(events_by_rank, lanes=LANES) -> list:
+    """The lanes to draw: ``lanes`` (DDP's by default), then any other lane the events use (FSDP's, say), in order."""
+    lanes = list(lanes)
     for _, events in events_by_rank:
         for event in events:
             if event[1] not in lanes:
@@ -122,10 +122,13 @@ def lanes_of(events_by_rank) -> list:
     return lanes
 
 
-def chrome_trace(events_by_rank) -> dict:
-    """Chrome trace event JSON (a dict) from ``[(rank, events), ...]``."""
+def chrome_trace(events_by_rank, lanes=LANES) -> dict:
+    """Chrome trace event JSON (a dict) from ``[(rank, events), ...]``: one process per rank, a thread per lane.
+
+    ``lanes`` come first (DDP's by default; pipelining passes its own), then any other lane the events use.
+    """
     origin = min((e[3] for _, events in events_by_rank for e in events), default=0.0)
-    lanes = lanes_of(events_by_rank)
+    lanes = lanes_of(events_by_rank, lanes)
     trace = []
     for rank, events in events_by_rank:
         trace.append({"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}})
@@ -153,11 +156,11 @@ def _jsonable(value):
     return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
 
 
-def write_trace(path, events_by_rank) -> Path:
-    """Write the Chrome trace JSON of every rank to ``path``; returns the path."""
+def write_trace(path, events_by_rank, lanes=LANES) -> Path:
+    """Write the Chrome trace JSON of every rank to ``path`` (lanes as ``chrome_trace``); returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(chrome_trace(events_by_rank)))
+    path.write_text(json.dumps(chrome_trace(events_by_rank, lanes)))
     return path
 
 

@@ -22,10 +22,10 @@ of a machine). The steps here:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from minigrad_dist import collectives
+from minigrad_dist.ddp import trace as ddp_trace
 
 __all__ = [
     "LANES",
@@ -55,34 +55,12 @@ def gather_events(schedule) -> list | None:
 
 def chrome_trace(events_by_rank) -> dict:
     """Chrome trace event JSON (a dict) from ``[(rank, events), ...]``: one process per rank, one thread per lane."""
-    origin = min((e[3] for _, events in events_by_rank for e in events), default=0.0)
-    trace = []
-    for rank, events in events_by_rank:
-        trace.append({"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}})
-        for lane_id, lane in enumerate(LANES):
-            trace.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": lane_id, "args": {"name": lane}})
-        for phase, lane, name, start, end, args in events:
-            trace.append(
-                {
-                    "name": name,
-                    "cat": lane,
-                    "ph": phase,
-                    "pid": rank,
-                    "tid": LANES.index(lane),
-                    "ts": round((start - origin) * 1e6, 3),
-                    "dur": round(max(end - start, 0.0) * 1e6, 3),
-                    "args": dict(args),
-                }
-            )
-    return {"traceEvents": trace, "displayTimeUnit": "ms"}
+    return ddp_trace.chrome_trace(events_by_rank, lanes=LANES)
 
 
 def write_trace(path, events_by_rank) -> Path:
-    """Write the Chrome trace JSON of every rank to ``path``; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(chrome_trace(events_by_rank)))
-    return path
+    """Write the Chrome trace JSON of every rank to ``path`` (the DDP traces' writer, pipeline lanes); returns it."""
+    return ddp_trace.write_trace(path, events_by_rank, lanes=LANES)
 
 
 def plot_gantt(path, events_by_rank, title="pipeline step") -> Path | None:
