@@ -452,6 +452,22 @@ def _fill(outputs, results) -> None:
 # -- the public functions: steps 1 and 2, then the Function ------------------------------------
 
 
+def _agree_on_rooted_call(fn, group, tensor, root_name, root, op=None):
+    """Steps 1-2 for a call with one tensor and a root (``src`` or ``dst``): check here, then agree across ranks."""
+    g = collectives._group(group)
+
+    def check():
+        t = _tensor_arg(tensor, fn, "tensor")
+        extra = {}
+        if op is not None:
+            collectives._check_op(op, fn)
+            extra["op"] = op.name
+        collectives._group_rank(g, root, fn, root_name)
+        return _summary(t, **{root_name: root}, **extra)
+
+    return _agree(fn, g, *_local_check(check), [tensor])
+
+
 def broadcast(tensor, src, group=None):
     """Broadcast ``tensor`` of global rank ``src`` to every rank of ``group``, differentiably.
 
@@ -472,14 +488,7 @@ def broadcast(tensor, src, group=None):
         ValueError: ``src`` is not in the group, or the ranks' shapes, dtypes or
             ``src`` differ (on every rank).
     """
-    g = collectives._group(group)
-
-    def check():
-        t = _tensor_arg(tensor, "broadcast", "tensor")
-        collectives._group_rank(g, src, "broadcast", "src")
-        return _summary(t, src=src)
-
-    record = _agree("broadcast", g, *_local_check(check), [tensor])
+    record = _agree_on_rooted_call("broadcast", group, tensor, "src", src)
     return _apply(_Broadcast, record, src, group, tensor)
 
 
@@ -502,14 +511,7 @@ def gather(tensor, dst=0, group=None):
     Raises:
         TypeError, ValueError: as for ``broadcast`` (with ``dst``).
     """
-    g = collectives._group(group)
-
-    def check():
-        t = _tensor_arg(tensor, "gather", "tensor")
-        collectives._group_rank(g, dst, "gather", "dst")
-        return _summary(t, dst=dst)
-
-    record = _agree("gather", g, *_local_check(check), [tensor])
+    record = _agree_on_rooted_call("gather", group, tensor, "dst", dst)
     return _apply(_Gather, record, dst, group, tensor)
 
 
@@ -570,15 +572,7 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None):
             ``dst`` or ``op`` differ (on every rank).
         RuntimeError: in the backward, for ``op`` other than SUM and AVG.
     """
-    g = collectives._group(group)
-
-    def check():
-        t = _tensor_arg(tensor, "reduce", "tensor")
-        collectives._check_op(op, "reduce")
-        collectives._group_rank(g, dst, "reduce", "dst")
-        return _summary(t, dst=dst, op=op.name)
-
-    record = _agree("reduce", g, *_local_check(check), [tensor])
+    record = _agree_on_rooted_call("reduce", group, tensor, "dst", dst, op)
     return _apply(_Reduce, record, dst, op, group, tensor)
 
 
