@@ -11,6 +11,8 @@ generators of ``backend`` (seeded by ``manual_seed``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minigrad import backend
@@ -63,7 +65,11 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     a Tensor or array ``data`` and uses the default device otherwise.
 
     Raises:
-        TypeError: the data is not numeric or ``dtype`` is not a dtype.
+        TypeError: the data is not numeric (the message names the first
+            element that is not, like ``data[1]``), an integer does not fit in
+            64 bits, or ``dtype`` is not a dtype.
+        ValueError: nested lists of different lengths at one depth (ragged;
+            a number beside a list at one depth is a TypeError, as in PyTorch).
         RuntimeError: ``requires_grad`` on a non-floating dtype.
     """
     dtype = _resolve_dtype(dtype)
@@ -74,17 +80,101 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
         array = backend.to_device(data, device).astype(dtype or data.dtype, copy=True)
     else:
         device = backend.normalize_device(device)
-        array = np.array(data)  # first as it is: None or strings give object/str arrays, refused below
+        array = _nested_to_array(data)  # first as it is: None or strings give object/str arrays, refused below
         if array.dtype.kind in "biufc":
             if dtype is not None:
                 array = array.astype(dtype)
             elif array.dtype in _PYTHON_NUMBER_DTYPES and not isinstance(data, np.generic):
                 array = array.astype(_python_number_dtype(array.dtype))
     if array.dtype.kind not in "biufc":
-        raise TypeError(
-            f"tensor: cannot make a numeric tensor from {type(data).__name__} data of dtype {array.dtype}"
-        )
+        raise TypeError(_not_numeric_message(data, array))
     return Tensor(backend.to_device(array, device), requires_grad=requires_grad)
+
+
+def _nested_to_array(data):
+    """``np.array(data)``; a ragged nest of lists gets an error saying where it is ragged, as PyTorch's does.
+
+    Raises:
+        ValueError: a sequence has another length than the first one at its depth.
+        TypeError: a number where a sequence is expected, or the reverse.
+    """
+    try:
+        return np.array(data)
+    except ValueError:
+        if not isinstance(data, (list, tuple)):
+            raise
+        problem = _ragged_problem(data, _first_shape(data), 0, "")
+        if problem is None:
+            raise
+        kind, text = problem
+        message = f"tensor(): {text}; nested sequence data must be rectangular (the same length at each depth)"
+        raise kind(message) from None
+
+
+def _is_sequence(value) -> bool:
+    return isinstance(value, (list, tuple)) or (hasattr(value, "shape") and len(value.shape) > 0)
+
+
+def _first_shape(data) -> list:
+    """The shape implied by the first element at every depth (how PyTorch reads a nest of lists)."""
+    shape = []
+    while _is_sequence(data):
+        shape.append(len(data))
+        if not len(data):
+            break
+        data = data[0]
+    return shape
+
+
+def _ragged_problem(data, shape, dim, where):
+    """``(exception type, message)`` for the first element (depth first) that breaks ``shape``; None if none."""
+    if dim == len(shape):
+        if _is_sequence(data):
+            return TypeError, f"expected a number at data{where} (dim {dim}), got a sequence of length {len(data)}"
+        return None
+    if not _is_sequence(data):
+        return TypeError, (
+            f"expected a sequence of length {shape[dim]} at data{where} (dim {dim}), "
+            f"got {type(data).__name__} {data!r:.40}"
+        )
+    if len(data) != shape[dim]:
+        return ValueError, f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)}) at data{where}"
+    for i, item in enumerate(data):
+        problem = _ragged_problem(item, shape, dim + 1, f"{where}[{i}]")
+        if problem is not None:
+            return problem
+    return None
+
+
+def _not_numeric_message(data, array) -> str:
+    """Why ``data`` makes no numeric tensor, naming the first offending element of a nest of sequences."""
+    culprit, where = _first_non_number(data, "")
+    if culprit is _NUMBERS_ONLY:
+        return f"tensor(): cannot make a numeric tensor from {type(data).__name__} data of dtype {array.dtype}"
+    if isinstance(culprit, int):
+        return (f"tensor(): the integer at data{where} does not fit in 64 bits ({culprit:.3e}); "
+                "pass it as a float (or dtype=mg.float64)")
+    return (f"tensor(): could not infer dtype of {type(culprit).__name__} at data{where} ({culprit!r:.40}); "
+            "data must hold numbers or bools")
+
+
+_NUMBERS_ONLY = object()  # what _first_non_number finds in data that holds only numbers
+
+
+def _first_non_number(data, where):
+    """``(element, index)`` of the first element (depth first) neither a number nor a sequence, or an int past
+    64 bits; ``(_NUMBERS_ONLY, "")`` when there is none."""
+    if isinstance(data, (list, tuple)):
+        for i, item in enumerate(data):
+            culprit, at = _first_non_number(item, f"{where}[{i}]")
+            if culprit is not _NUMBERS_ONLY:
+                return culprit, at
+        return _NUMBERS_ONLY, ""
+    if isinstance(data, int) and not isinstance(data, bool):
+        return (data, where) if not -(2**63) <= data < 2**64 else (_NUMBERS_ONLY, "")
+    if isinstance(data, (bool, float, complex, np.number, np.bool_, Tensor)) or backend.is_array(data):
+        return _NUMBERS_ONLY, ""
+    return data, where
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -120,9 +210,35 @@ def _filled(fn, size, dtype, device, requires_grad, fill):
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or get_default_dtype()
     xp = backend.module_for_device(device)
+    shape = _shape(size, fn)
     with backend.device_context(device):
-        data = fill(xp, _shape(size, fn), dtype)
+        data = allocate(fn, shape, dtype, lambda: fill(xp, shape, dtype))
     return Tensor(data, requires_grad=requires_grad)
+
+
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def allocate(fn: str, shape: tuple, dtype, make):
+    """``make()``, the new array of ``shape`` and ``dtype``, with PyTorch's RuntimeError when it cannot exist.
+
+    Raises:
+        RuntimeError: the array would need more bytes than an address space
+            holds, or the memory is not there (names ``fn``, the shape, dtype and size).
+    """
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize  # Python ints: exact for any shape
+    if nbytes > _MAX_BYTES or any(n > _MAX_BYTES for n in shape):
+        raise RuntimeError(
+            f"{fn}(): a tensor of shape {shape} and dtype {np.dtype(dtype)} would need {nbytes:.3e} bytes, more "
+            "than any array can hold; check the sizes"
+        )
+    try:
+        return make()
+    except MemoryError:  # NumPy's own subclass of it, or CuPy's OutOfMemoryError
+        raise RuntimeError(
+            f"{fn}(): cannot allocate {nbytes} bytes ({nbytes / 2**30:.1f} GiB) for a tensor of shape {shape} and "
+            f"dtype {np.dtype(dtype)}: out of memory"
+        ) from None
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -190,7 +306,9 @@ def _float_samples(fn: str, method: str, size, dtype, device, requires_grad) -> 
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or get_default_dtype()
     _check_float(dtype, fn)
-    data = getattr(backend.generator(device), method)(_shape(size, fn), dtype=_draw_dtype(dtype))
+    shape = _shape(size, fn)
+    draw = getattr(backend.generator(device), method)
+    data = allocate(fn, shape, dtype, lambda: draw(shape, dtype=_draw_dtype(dtype)))
     return Tensor(data.astype(dtype, copy=False), requires_grad=requires_grad)
 
 
@@ -214,7 +332,8 @@ def randint(low, high=None, size=None, dtype=None, device=None) -> Tensor:
         raise ValueError(f"randint(): expects low < high, got low={low} and high={high}")
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or np.int64
-    data = backend.generator(device).integers(low, high, size=_shape((size,), "randint"), dtype=dtype)
+    shape = _shape((size,), "randint")
+    data = allocate("randint", shape, dtype, lambda: backend.generator(device).integers(low, high, shape, dtype=dtype))
     return Tensor(data)
 
 

@@ -30,6 +30,7 @@ values (``views.py``).
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -397,17 +398,37 @@ def fill(tensor, value, fn: str):
 
 
 def set_item(tensor, index, value):
-    """``tensor[index] = value``: basic indices write through a view, advanced ones through ``IndexPut``."""
+    """``tensor[index] = value``: basic indices write through a view, advanced ones through ``IndexPut``.
+
+    ``value`` may have more dimensions than the indexed region when the extra
+    leading ones have size 1 (as in PyTorch and NumPy); they are dropped.
+
+    Raises:
+        TypeError: ``value`` is not a Tensor, a numeric array or a number.
+        IndexError: ``index`` does not fit ``tensor``'s shape.
+        RuntimeError: ``value`` does not broadcast to the indexed region (names both shapes).
+    """
     from minigrad.ops import indexing  # noqa: PLC0415  (indexing imports the Tensor this module needs)
 
     if not (isinstance(value, (Tensor, *_NUMBERS)) or backend.is_array(value)):
         raise TypeError(f"__setitem__: value must be a Tensor, an array or a number, got {type(value).__name__}")
+    if backend.is_array(value) and value.dtype.kind not in "biufc":
+        raise TypeError(f"__setitem__: value must hold numbers, got an array of dtype {value.dtype}")
+    if isinstance(value, _NUMBERS):
+        value = _storable(value, tensor.dtype)
     index = indexing.unwrap_index(index, tensor.device)
     if not indexing.is_advanced(index):
         region = indexing.index(tensor, index)
         if region._view is not None:  # always, for basic indices: written through, the base sees it
-            copy_from(region, value, "__setitem__")
+            copy_from(region, _fit_value(value, region.shape), "__setitem__")
             return tensor
+    value = _fit_value(value, _indexed_shape(tensor, index))  # also checks the index, naming the op
+    value_dtype = getattr(value, "dtype", None)
+    if value_dtype is not None and value_dtype.kind == "c" and tensor.dtype.kind != "c":
+        raise RuntimeError(  # PyTorch's index_put refuses it too, rather than dropping the imaginary part
+            f"__setitem__: index put requires the source and destination dtypes to match, got {tensor.dtype} for "
+            f"the destination and {value_dtype} for the source; use .real or a complex tensor"
+        )
     value_data = value.array if isinstance(value, Tensor) else value
 
     def update(data):
@@ -417,6 +438,74 @@ def set_item(tensor, index, value):
         return IndexPut(index)(old, value)
 
     return apply_inplace(tensor, "__setitem__", update, compute, (value,))
+
+
+def _storable(number, dtype):
+    """The number ``tensor[index] = number`` writes (a complex with no imaginary part becomes real); RuntimeError,
+    as PyTorch's, when ``dtype`` cannot hold it."""
+    if isinstance(number, (complex, np.complexfloating)) and dtype.kind != "c":
+        if number.imag != 0:
+            raise RuntimeError(
+                f"__setitem__: the complex value {number!r} cannot be stored in a tensor of dtype {dtype} (its "
+                "imaginary part would be lost); use a complex tensor, or store number.real"
+            )
+        number = number.real
+    finite = not isinstance(number, (float, np.floating)) or math.isfinite(number)  # ints: exact, never inf
+    wraps = dtype.kind == "u" and isinstance(number, (int, np.integer)) and not isinstance(number, (bool, np.bool_))
+    if wraps:  # as PyTorch: a negative int down to -max wraps around (uint8: -1 is stored as 255)
+        info = np.iinfo(dtype)
+        fits = -int(info.max) <= number <= int(info.max)
+        number = int(number) % (int(info.max) + 1) if fits else number
+    elif dtype.kind in "iu" and not isinstance(number, (bool, np.bool_)):
+        info = np.iinfo(dtype)
+        fits = finite and int(info.min) <= number <= int(info.max)
+    elif dtype.kind == "f" and not isinstance(number, (bool, np.bool_)):
+        fits = not finite or abs(number) <= float(np.finfo(dtype).max)
+    else:
+        fits = True
+    if not fits:
+        raise RuntimeError(
+            f"__setitem__: value {number!r:.40} cannot be converted to type {dtype} without overflow; store it in a "
+            "tensor of a wider dtype"
+        )
+    return number
+
+
+def _indexed_shape(tensor, index) -> tuple:
+    """The shape of ``tensor[index]`` for an advanced index, without reading or copying ``tensor``."""
+    xp = backend.get_array_module(tensor.array)
+    probe = xp.broadcast_to(xp.zeros((), dtype=bool), tensor.shape)  # zero strides: no memory of tensor's size
+    try:
+        return probe[index].shape
+    except IndexError as error:
+        raise IndexError(f"__setitem__: index {_describe_index(index)} is invalid for a tensor of shape "
+                         f"{tensor.shape}: {error}") from None
+
+
+def _describe_index(index) -> str:
+    """An index for a message: arrays by shape and dtype (a mask's repr can be huge)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    text = ", ".join(f"<array of shape {p.shape}, dtype {p.dtype}>" if backend.is_array(p) else repr(p) for p in parts)
+    return f"({text})" if isinstance(index, tuple) else text
+
+
+def _fit_value(value, region_shape):
+    """``value`` without the leading size-1 dimensions the region lacks; RuntimeError unless it then broadcasts."""
+    shape = tuple(getattr(value, "shape", ()))
+    kept = shape
+    while len(kept) > len(region_shape) and kept[0] == 1:
+        kept = kept[1:]
+    try:
+        fits = np.broadcast_shapes(region_shape, kept) == tuple(region_shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(
+            f"__setitem__ (tensor[index] = value): shape mismatch: value tensor of shape {list(shape)} cannot be "
+            f"broadcast to indexing result of shape {list(region_shape)}; give a value of shape "
+            f"{list(region_shape)} or one that broadcasts to it"
+        )
+    return value.reshape(kept) if kept != shape else value
 
 
 def random_fill(tensor, fn: str, sample):

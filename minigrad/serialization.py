@@ -11,12 +11,22 @@ A checkpoint is a zip archive (entries stored uncompressed) holding:
   from, ``"cpu"`` or ``"cuda:N"``; files without it were saved on the CPU);
 - ``arrays/<n>.npy``: one NumPy ``.npy`` file per distinct array.
 
-Loading parses the JSON, checks every node against that schema, and reads
-each array with ``numpy.lib.format.read_array(..., allow_pickle=False)``
-after checking its header, so no byte of the file is ever interpreted as
-code. Pickle files (``pickle.dump``, ``torch.save`` in either of its
-formats), object-dtype arrays, and malformed or corrupt archives are refused
-with a ``CheckpointError`` naming the problem.
+Loading, in order:
+
+1. refuses files recognisably in another format (a pickle, a bare ``.npy``);
+2. reads the zip directory and, before decompressing anything, refuses
+   member names that are absolute or contain ``..``, repeated names,
+   encrypted members, and declared uncompressed sizes the stored bytes
+   cannot hold (zip bombs);
+3. refuses any member other than ``manifest.json`` and ``arrays/<n>.npy``
+   (an extra pickle member in particular);
+4. parses the JSON and checks every node against that schema;
+5. reads each array with ``numpy.lib.format.read_array(..., allow_pickle=False)``
+   after checking its header (no object dtype; a shape that fills exactly
+   the member's declared size),
+
+so no byte of the file is ever interpreted as code. Each refusal is a
+``CheckpointError`` naming the problem and the member.
 
 Writing to a path is atomic: the archive is written to a temporary file in
 the same directory, flushed and fsynced, then renamed over the target, so a
@@ -28,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import re
 import uuid
@@ -53,6 +64,13 @@ _PICKLE_PROTO = 0x80
 # both directions far from Python's recursion limit.
 _MAX_DEPTH = 100
 _SAVED_DEVICE = re.compile(r"^(cpu|cuda:(0|[1-9][0-9]*))$")
+_ARRAY_ENTRY = re.compile(r"^arrays/(0|[1-9][0-9]*)\.npy$")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_PICKLE_SUFFIXES = (".pkl", ".pickle", ".pt", ".pth")
+# What zipfile raises for a damaged archive (NotImplementedError: a corrupt header asking for a zip feature).
+_ZIP_ERRORS = (zipfile.BadZipFile, EOFError, OSError, NotImplementedError)
+# Deflate cannot expand data by more than about 1032:1; a member declaring more is a zip bomb.
+_MAX_DEFLATE_RATIO = 1100
 
 
 class CheckpointError(ValueError):
@@ -259,8 +277,11 @@ def load(path, map_location=None, *, weights_only=None):
     Raises:
         CheckpointError (a ValueError): the file is a pickle (for instance
             written by ``torch.save`` or ``pickle.dump``), not a minigrad
-            checkpoint, holds an object-dtype array, has a malformed
-            manifest, or is truncated or corrupt. The message says which.
+            checkpoint, holds a member other than the manifest and arrays (a
+            pickle in particular), a member named by an absolute path or with
+            ``..``, a member whose declared size is absurd (a zip bomb), an
+            object-dtype array, has a malformed manifest, or is truncated or
+            corrupt. The message says which, naming the member.
         TypeError: ``map_location`` is none of the above (or a dict with keys
             or values that are not device names), a callable returned
             something other than a Tensor, array or None, or
@@ -350,15 +371,17 @@ def _load_from(f, name: str, placement: _Placement):
     _refuse_foreign(head, name)
     try:
         archive = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, EOFError, OSError) as error:
+    except (*_ZIP_ERRORS, ValueError) as error:  # ValueError: offsets that point before the file, bad names
         raise CheckpointError(
             f"{name} is not a minigrad checkpoint or is truncated/corrupt: cannot read it as a zip archive "
             f"({error})"
         ) from None
     with archive:
+        _check_member_headers(archive, name, _stream_size(f) - start)
         names = set(archive.namelist())
         if MANIFEST not in names:
             raise CheckpointError(_missing_manifest_message(name, names))
+        _check_member_names(archive, name)
         manifest = _read_manifest(archive, name)
         return _Decoder(archive, names, name, placement).decode(manifest["root"], "root", 0)
 
@@ -383,6 +406,90 @@ def _refuse_foreign(head: bytes, name: str) -> None:
         )
 
 
+def _stream_size(f) -> int:
+    position = f.tell()
+    size = f.seek(0, os.SEEK_END)
+    f.seek(position)
+    return size
+
+
+def _check_member_headers(archive, name: str, archive_size: int) -> None:
+    """Refuse unsafe member names, repeated names and absurd declared sizes, from the zip directory alone.
+
+    A name that is absolute or climbs out with ``..`` could overwrite files if
+    the archive were ever extracted; a declared size beyond what the stored
+    bytes can hold is a zip bomb. Nothing is decompressed before this passes.
+    """
+    seen = set()
+    for info in archive.infolist():
+        member = info.filename
+        if _is_unsafe_member_name(member):
+            raise CheckpointError(
+                f"{name}: refused the member {member!r}: member names must be relative paths inside the archive "
+                "(no absolute paths, drive letters or '..'); a minigrad checkpoint only holds manifest.json and "
+                "arrays/<n>.npy"
+            )
+        if member in seen:
+            raise CheckpointError(f"{name}: the member {member!r} appears twice in the archive; refused as ambiguous")
+        seen.add(member)
+        if info.flag_bits & 0x1:
+            raise CheckpointError(f"{name}: the member {member!r} is encrypted; minigrad checkpoints never are")
+        _check_declared_size(info, name, archive_size)
+
+
+def _is_unsafe_member_name(member: str) -> bool:
+    if not member or "\x00" in member or member.startswith(("/", "\\")) or _DRIVE.match(member):
+        return True
+    return ".." in re.split(r"[/\\]", member)
+
+
+def _check_declared_size(info, name: str, archive_size: int) -> None:
+    """A member's uncompressed size must be one its stored bytes can produce (checkpoints are stored, not deflated)."""
+    member, size, stored = info.filename, info.file_size, info.compress_size
+    if info.compress_type == zipfile.ZIP_STORED:
+        plausible = size == stored and stored <= archive_size
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        plausible = stored <= archive_size and size <= stored * _MAX_DEFLATE_RATIO
+    else:
+        raise CheckpointError(
+            f"{name}: the member {member!r} uses zip compression method {info.compress_type}; minigrad checkpoints "
+            "are stored uncompressed (or deflated). Re-save it with minigrad.save"
+        )
+    if not plausible:
+        raise CheckpointError(
+            f"{name}: the member {member!r} declares an uncompressed size of {size} bytes, which its {stored} "
+            f"stored bytes in a {archive_size}-byte file cannot hold (a zip bomb or a corrupt archive); refused "
+            "before reading it"
+        )
+
+
+def _check_member_names(archive, name: str) -> None:
+    """Refuse members other than the manifest and ``arrays/<n>.npy`` (an extra pickle in particular)."""
+    for info in archive.infolist():
+        member = info.filename
+        if member == MANIFEST or _ARRAY_ENTRY.match(member) or member == "arrays/":
+            continue
+        if member.endswith(_PICKLE_SUFFIXES) or _starts_with_pickle(archive, info):
+            raise CheckpointError(
+                f"{name}: the member {member!r} is a pickle; minigrad.load refuses files holding pickles, since "
+                "unpickling can run arbitrary code. Re-save the data with minigrad.save"
+            )
+        raise CheckpointError(
+            f"{name}: unexpected member {member!r}; a minigrad checkpoint holds only {MANIFEST} and "
+            "arrays/<n>.npy. Re-save the data with minigrad.save"
+        )
+
+
+def _starts_with_pickle(archive, info) -> bool:
+    """True when the member's first byte is a pickle's protocol marker (its size was checked: safe to peek)."""
+    try:
+        with archive.open(info) as f:
+            head = f.read(1)
+    except (*_ZIP_ERRORS, ValueError, RuntimeError):  # RuntimeError: an encrypted member
+        return False
+    return head[:1] == bytes([_PICKLE_PROTO])
+
+
 def _missing_manifest_message(name: str, names: set) -> str:
     if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
         return (
@@ -398,9 +505,11 @@ def _read_manifest(archive, name: str) -> dict:
     if info.file_size > _MAX_MANIFEST_BYTES:
         raise CheckpointError(f"{name}: {MANIFEST} is implausibly large ({info.file_size} bytes)")
     try:
-        manifest = json.loads(archive.read(MANIFEST).decode("utf-8"))
-    except (zipfile.BadZipFile, EOFError, OSError) as error:
+        text = archive.read(MANIFEST)
+    except (*_ZIP_ERRORS, ValueError) as error:
         raise CheckpointError(f"{name} is truncated or corrupt: cannot read {MANIFEST} ({error})") from None
+    try:
+        manifest = json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise CheckpointError(f"{name}: malformed manifest, {MANIFEST} is not valid JSON ({error})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or "root" not in manifest:
@@ -507,31 +616,37 @@ class _Decoder:
     def _read_array(self, entry, where):
         try:
             with self.archive.open(entry) as f:
-                self._check_header(f, entry)
+                self._check_header(f, entry, self.archive.getinfo(entry).file_size)
             with self.archive.open(entry) as f:
                 return np.lib.format.read_array(f, allow_pickle=False)
         except CheckpointError:
             raise
-        except (zipfile.BadZipFile, EOFError, OSError) as error:
+        except _ZIP_ERRORS as error:
             raise CheckpointError(
                 f"{self.file_name} is truncated or corrupt: cannot read {entry} ({error})"
             ) from None
         except ValueError as error:
             raise CheckpointError(f"{self.file_name}: {entry} is not a valid .npy array ({error})") from None
 
-    def _check_header(self, f, entry):
-        """Refuse object dtypes from the .npy header, before any data is read."""
+    def _check_header(self, f, entry, declared_size):
+        """Refuse object dtypes, and shapes the member's declared size cannot hold, before any data is read."""
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
-            _, _, dtype = np.lib.format.read_array_header_1_0(f)
+            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
         elif version == (2, 0):
-            _, _, dtype = np.lib.format.read_array_header_2_0(f)
+            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
         else:
             raise CheckpointError(f"{self.file_name}: {entry} uses unsupported .npy format version {version}")
         if dtype.hasobject:
             raise CheckpointError(
                 f"{self.file_name}: {entry} holds an object-dtype array ({dtype}), which can only be "
                 "loaded by unpickling; refused"
+            )
+        expected = f.tell() + math.prod(shape) * dtype.itemsize  # Python ints: no overflow for absurd shapes
+        if expected != declared_size:
+            raise CheckpointError(
+                f"{self.file_name}: {entry} declares {declared_size} bytes but its .npy header (shape "
+                f"{tuple(shape)}, dtype {dtype.str}) needs {expected}; refused as corrupt before reading the data"
             )
 
     def _check_metadata(self, node, array, entry, where):

@@ -81,6 +81,9 @@ def _check_tensors(fn, input, weight, bias, dims):  # noqa: A002
             raise RuntimeError(f"{fn}(): input is on {input.device} but {name} is on {value.device}")
     if input.dtype.kind not in "fc":
         raise RuntimeError(f"{fn}(): expected a floating point input, got dtype {input.dtype}")
+    if min(weight.shape[2:]) < 1:  # else a kernel of no elements gives zeros (PyTorch's type)
+        raise RuntimeError(f"{fn}(): kernel size should be greater than zero, but got weight of shape "
+                           f"{list(weight.shape)}")
 
 
 def _check_groups(fn, groups) -> int:
@@ -313,11 +316,10 @@ class _ConvNd(Module):
         if self._transposed and padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {name}')
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size = self._tuple("kernel_size", kernel_size)
-        if min(self.kernel_size) <= 0:
-            raise RuntimeError(f"{name}: kernel_size must be positive, got {kernel_size!r}")
-        self.stride = self._tuple("stride", stride)
-        self.dilation = self._tuple("dilation", dilation)
+        # Checked here, at construction: PyTorch accepts these and only its forward fails.
+        self.kernel_size = self._tuple("kernel_size", kernel_size, minimum=1)
+        self.stride = self._tuple("stride", stride, minimum=1)
+        self.dilation = self._tuple("dilation", dilation, minimum=1)
         if isinstance(padding, str):
             if padding not in ("valid", "same") or self._transposed:
                 raise ValueError(f"{name}: invalid padding string {padding!r}, should be one of 'valid', 'same'")
@@ -325,8 +327,8 @@ class _ConvNd(Module):
                 raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
             self.padding = padding
         else:
-            self.padding = self._tuple("padding", padding)
-        self.output_padding = self._tuple("output_padding", output_padding)
+            self.padding = self._tuple("padding", padding, minimum=0)
+        self.output_padding = self._tuple("output_padding", output_padding, minimum=0)
         self.groups = int(groups)
         self.padding_mode = padding_mode
         self.transposed = self._transposed
@@ -342,12 +344,23 @@ class _ConvNd(Module):
         self._reversed_padding_repeated_twice = self._input_padding(dims)
         self.reset_parameters()
 
-    def _tuple(self, label, value) -> tuple:
+    def _tuple(self, label, value, minimum) -> tuple:
+        """``value`` as a tuple of ``_dims`` ints, each at least ``minimum``.
+
+        Raises:
+            TypeError: not an int or a tuple of ``_dims`` ints.
+            ValueError: an entry below ``minimum``.
+        """
+        name = type(self).__name__
         if _is_int(value):
-            return (int(value),) * self._dims
-        if isinstance(value, (tuple, list)) and len(value) == self._dims and all(map(_is_int, value)):
-            return tuple(int(v) for v in value)
-        raise TypeError(f"{type(self).__name__}: {label} must be an int or a tuple of {self._dims} ints, got {value!r}")
+            values = (int(value),) * self._dims
+        elif isinstance(value, (tuple, list)) and len(value) == self._dims and all(map(_is_int, value)):
+            values = tuple(int(v) for v in value)
+        else:
+            raise TypeError(f"{name}: {label} must be an int or a tuple of {self._dims} ints, got {value!r}")
+        if min(values) < minimum:
+            raise ValueError(f"{name}: {label} must be at least {minimum}, got {value!r}")
+        return values
 
     def _input_padding(self, dims) -> tuple:
         """The padding of the input for non-zero padding modes, in ``F.pad``'s order (last dimension first)."""
@@ -401,7 +414,8 @@ class Conv1d(_ConvNd):
     (out_channels,) are initialized like PyTorch's.
 
     Raises:
-        ValueError: invalid channel counts, groups, padding or padding mode.
+        ValueError: invalid channel counts, groups, padding or padding mode; kernel_size, stride or dilation
+            below 1, or a negative padding.
         TypeError: sizes that are not ints (or 1-tuples).
     """
 
@@ -485,7 +499,8 @@ class ConvTranspose1d(_ConvTransposeNd):
     padding that gives that length.
 
     Raises:
-        ValueError: invalid channel counts, groups or padding mode; an unreachable ``output_size``.
+        ValueError: invalid channel counts, groups or padding mode; kernel_size, stride or dilation below 1,
+            a negative padding or output_padding; an unreachable ``output_size``.
     """
 
     _dims = 1
@@ -507,7 +522,8 @@ class ConvTranspose2d(_ConvTransposeNd):
     ``output_size`` picks the output padding that gives that size.
 
     Raises:
-        ValueError: invalid channel counts, groups or padding mode; an unreachable ``output_size``.
+        ValueError: invalid channel counts, groups or padding mode; kernel_size, stride or dilation below 1,
+            a negative padding or output_padding; an unreachable ``output_size``.
     """
 
     _dims = 2

@@ -179,6 +179,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         TypeError: an argument has the wrong type, or the dtypes differ.
         ValueError: wrong numbers of dimensions, channel counts that do not fit
             (names both), or a kernel larger than the padded input.
+        RuntimeError: a weight with a kernel of size 0 (PyTorch's type).
     """
     fn = "conv2d"
     _expect_tensor(fn, "input", input)
@@ -204,6 +205,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             raise ValueError(f"conv2d(): bias must have shape ({out_channels},), got {bias.shape}")
         _expect_same(fn, input, "input", bias, "bias")
     kernel = weight.shape[2:]
+    if min(kernel) < 1:  # else a kernel of no elements gives an output of zeros (PyTorch's type and words)
+        raise RuntimeError(
+            f"conv2d(): kernel size should be greater than zero, but got kernel_height: {kernel[0]} "
+            f"kernel_width: {kernel[1]} (weight of shape {weight.shape})"
+        )
     stride = _pair(fn, "stride", stride, 1)
     dilation = _pair(fn, "dilation", dilation, 1)
     pads = _conv_padding(fn, padding, kernel, stride, dilation)

@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from minigrad import backend
+from minigrad import backend, factory
 from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
@@ -43,13 +43,17 @@ def _parameter_dtype(dtype) -> np.dtype:
     return resolved
 
 
-def _empty_parameter(shape, device, dtype, requires_grad=True) -> Parameter:
-    """An uninitialized Parameter of ``shape`` on ``device`` (default CPU) of ``dtype`` (default float32)."""
+def _empty_parameter(shape, device, dtype, requires_grad=True, owner="Parameter") -> Parameter:
+    """An uninitialized Parameter of ``shape`` on ``device`` (default CPU) of ``dtype`` (default float32).
+
+    Raises:
+        RuntimeError: the shape is too large to allocate (the message names ``owner``).
+    """
     device = backend.normalize_device(device)
     dtype = get_default_dtype() if dtype is None else _parameter_dtype(dtype)
     xp = backend.module_for_device(device)
     with backend.device_context(device):
-        data = xp.empty(shape, dtype=dtype)
+        data = factory.allocate(owner, shape, dtype, lambda: xp.empty(shape, dtype=dtype))
     return Parameter(data, requires_grad=requires_grad)
 
 
@@ -126,6 +130,15 @@ def _reset_weight_and_bias(weight, bias) -> None:
         init.uniform_(bias, -bound, bound)
 
 
+def _positive_pair(value, name) -> tuple:
+    """Conv2d's ``kernel_size``/``stride``/``dilation`` as a pair of ints, each at least 1 (checked here, at
+    construction: PyTorch accepts them and only its forward fails)."""
+    pair = _pair(value, name, "Conv2d")
+    if min(pair) < 1:
+        raise ValueError(f"Conv2d: {name} must be positive (at least 1), got {value!r}")
+    return pair
+
+
 class Conv2d(Module):
     """2-D convolution (cross-correlation) over an input of shape ``(N, C_in, H, W)``.
 
@@ -144,7 +157,8 @@ class Conv2d(Module):
     weight and bias are initialized like PyTorch's (U(-1/sqrt(fan_in), ...)).
 
     Raises:
-        ValueError: invalid sizes, groups that do not divide the channels,
+        ValueError: invalid sizes (kernel_size, stride or dilation below 1,
+            negative padding), groups that do not divide the channels,
             ``"same"`` padding with a stride, or an unsupported padding mode.
     """
 
@@ -155,7 +169,7 @@ class Conv2d(Module):
         super().__init__()
         self.in_channels = _check_size(in_channels, "in_channels", "Conv2d")
         self.out_channels = _check_size(out_channels, "out_channels", "Conv2d")
-        if not isinstance(groups, int) or groups <= 0:
+        if not isinstance(groups, (int, np.integer)) or isinstance(groups, bool) or groups <= 0:
             raise ValueError(f"Conv2d: groups must be a positive integer, got {groups!r}")
         if in_channels % groups or out_channels % groups:
             raise ValueError(
@@ -164,16 +178,14 @@ class Conv2d(Module):
             )
         if padding_mode != "zeros":
             raise ValueError(f"Conv2d: padding_mode {padding_mode!r} is not supported, only 'zeros'")
-        self.kernel_size = _pair(kernel_size, "kernel_size", "Conv2d")
-        if min(self.kernel_size) < 0:
-            raise ValueError(f"Conv2d: kernel_size must be non-negative, got {kernel_size!r}")
-        self.stride = _pair(stride, "stride", "Conv2d")
-        self.dilation = _pair(dilation, "dilation", "Conv2d")
+        self.kernel_size = _positive_pair(kernel_size, "kernel_size")
+        self.stride = _positive_pair(stride, "stride")
+        self.dilation = _positive_pair(dilation, "dilation")
         self.padding = self._check_padding(padding)
-        self.groups = groups
+        self.groups = groups = int(groups)
         self.padding_mode = padding_mode
         shape = (self.out_channels, self.in_channels // groups, *self.kernel_size)
-        self.weight = _empty_parameter(shape, device, dtype)
+        self.weight = _empty_parameter(shape, device, dtype, owner="Conv2d")
         if bias:
             self.bias = _empty_parameter((self.out_channels,), device, dtype)
         else:
@@ -189,7 +201,10 @@ class Conv2d(Module):
             if padding == "same" and self.stride != (1, 1):
                 raise ValueError("Conv2d: padding='same' is not supported for strided convolutions")
             return padding
-        return _pair(padding, "padding", "Conv2d")
+        pads = _pair(padding, "padding", "Conv2d")
+        if min(pads) < 0:
+            raise ValueError(f"Conv2d: padding must be non-negative, got {padding!r}; use 0 for no padding")
+        return pads
 
     def reset_parameters(self) -> None:
         """Re-draw the weights from PyTorch's default distributions."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pickle
 
 from minigrad_dist.mpi import load_mpi
+from minigrad_dist.rpc import wire
 from minigrad_dist.rpc.agent import RpcAgent, WorkerInfo
 
 _UNSET = object()
@@ -189,22 +190,48 @@ def _check_timeout(timeout, fn: str, name: str = "timeout") -> None:
         raise ValueError(f"{fn}: {name} must be >= 0 seconds (0: no timeout), got {timeout!r}")
 
 
-def _check_call(func, args, kwargs, timeout=_UNSET):
+def _check_call(fn: str, func, args, kwargs, timeout=_UNSET):
+    """The checks every call makes on the caller, before anything is sent; errors start with ``fn``."""
     if not callable(func):
-        raise TypeError(f"func must be callable, got {type(func).__name__}")
+        raise TypeError(f"{fn}: func must be callable, got {type(func).__name__}")
     try:
         pickle.dumps(func)
     except Exception as error:  # noqa: BLE001  (PicklingError, AttributeError for local objects, ...)
         raise TypeError(
-            f"func must be picklable to be sent (a function defined at the top level of a module), "
+            f"{fn}: func must be picklable to be sent (a function defined at the top level of a module), "
             f"got {func!r}: {type(error).__name__}: {error}"
         ) from None
     if not isinstance(args, (tuple, list)):
-        raise TypeError(f"args must be a tuple, got {type(args).__name__}")
-    if kwargs is not None and not isinstance(kwargs, dict):
-        raise TypeError(f"kwargs must be a dict, got {type(kwargs).__name__}")
+        raise TypeError(f"{fn}: args must be a tuple, got {type(args).__name__}")
+    if kwargs is not None:
+        if not isinstance(kwargs, dict):
+            raise TypeError(f"{fn}: kwargs must be a dict, got {type(kwargs).__name__}")
+        for key in kwargs:
+            if not isinstance(key, str):
+                raise TypeError(f"{fn}: kwargs keys must be argument names (str), got {key!r:.40}")
     if timeout is not _UNSET and timeout is not None:
-        _check_timeout(timeout, "rpc")
+        _check_timeout(timeout, fn)
+
+
+def _send_call(fn: str, to, func, args, kwargs, send):
+    """``send()``; when it fails because an argument cannot be pickled, a TypeError naming that argument.
+
+    Raised on the caller before anything of the call is sent; the agent goes on serving.
+    """
+    try:
+        return send()
+    except Exception as error:
+        culprit = wire.unpicklable_argument(args, kwargs)
+        if culprit is None:
+            raise
+        label, value, cause = culprit
+        name = getattr(func, "__qualname__", repr(func))
+        raise TypeError(
+            f"{fn}(to={to!r}, func={name}): argument {label} (a {type(value).__module__}.{type(value).__qualname__}) "
+            f"cannot be pickled to be sent: {type(cause).__name__}: {cause}. RPC arguments must be picklable: "
+            "pass data (numbers, strings, arrays, Tensors, RRefs) or top-level functions, not locks, open files, "
+            "lambdas or local functions"
+        ) from error
 
 
 def rpc_async(to, func, args=(), kwargs=None, timeout=_UNSET):
@@ -218,18 +245,25 @@ def rpc_async(to, func, args=(), kwargs=None, timeout=_UNSET):
     it returns on ``to``.
 
     Raises:
-        TypeError: ``func`` is not callable or cannot be pickled, ``args`` is not
-            a tuple, ``kwargs`` not a dict, or ``timeout`` not a number.
+        TypeError: ``func`` is not callable or cannot be pickled, an argument
+            cannot be pickled (the message names it, ``args[i]`` or
+            ``kwargs['name']``, and the call), ``args`` is not a tuple,
+            ``kwargs`` not a dict with str keys, or ``timeout`` not a number.
         ValueError: an unknown worker, or a negative or NaN ``timeout``.
     """
+    return _call_async("rpc_async", to, func, args, kwargs, timeout)
+
+
+def _call_async(fn: str, to, func, args, kwargs, timeout):
     from minigrad_dist.rpc import functions  # noqa: PLC0415  (functions builds on this module)
 
-    _check_call(func, args, kwargs, timeout)
+    _check_call(fn, func, args, kwargs, timeout)
     worker = resolve(to)
     agent = current_agent()
+    timeout = None if timeout is _UNSET else timeout
     if functions.is_async(func):
-        return functions.call_async(worker, func, args, kwargs, None if timeout is _UNSET else timeout)
-    return agent.request(worker.id, func, args, kwargs, None if timeout is _UNSET else timeout)
+        return _send_call(fn, to, func, args, kwargs, lambda: functions.call_async(worker, func, args, kwargs, timeout))
+    return _send_call(fn, to, func, args, kwargs, lambda: agent.request(worker.id, func, args, kwargs, timeout))
 
 
 def rpc_sync(to, func, args=(), kwargs=None, timeout=_UNSET):
@@ -237,9 +271,10 @@ def rpc_sync(to, func, args=(), kwargs=None, timeout=_UNSET):
 
     Raises:
         Whatever the remote function raised (with the remote traceback), or
-        ``RpcTimeoutError`` after ``timeout`` seconds.
+        ``RpcTimeoutError`` after ``timeout`` seconds; the TypeErrors and
+        ValueErrors of ``rpc_async``, raised here on the caller.
     """
-    return rpc_async(to, func, args, kwargs, timeout).wait()
+    return _call_async("rpc_sync", to, func, args, kwargs, timeout).wait()
 
 
 def remote(to, func, args=(), kwargs=None, timeout=_UNSET):
@@ -248,10 +283,16 @@ def remote(to, func, args=(), kwargs=None, timeout=_UNSET):
     The owner computes while the caller goes on; ``rref.to_here()`` waits for
     the value. An exception raised by ``func`` is re-raised by ``to_here()``.
     For an ``async_execution`` function the value is that of its Future.
+
+    Raises:
+        TypeError, ValueError: as ``rpc_async`` (an argument that cannot be
+            pickled is named), on the caller.
     """
     from minigrad_dist.rpc import functions  # noqa: PLC0415  (functions builds on this module)
     from minigrad_dist.rpc.rref import create_remote  # noqa: PLC0415  (rref builds on this module)
 
-    _check_call(func, args, kwargs, timeout)
+    _check_call("remote", func, args, kwargs, timeout)
     make = functions.remote_async if functions.is_async(func) else create_remote
-    return make(resolve(to), func, tuple(args), dict(kwargs or {}), None if timeout is _UNSET else timeout)
+    worker, args, kwargs = resolve(to), tuple(args), dict(kwargs or {})
+    timeout = None if timeout is _UNSET else timeout
+    return _send_call("remote", to, func, args, kwargs, lambda: make(worker, func, args, kwargs, timeout))

@@ -102,6 +102,34 @@ def encode(payload, track_grad: bool = False):
     return stream.getvalue(), raw, encoder.grad_tensors
 
 
+class _Probe(Encoder):
+    """An ``Encoder`` that pickles RRefs as None: pickling a real one adds a reference count at its owner."""
+
+    def reducer_override(self, obj):
+        from minigrad_dist.rpc.rref import RRef  # noqa: PLC0415  (rref builds on the agent, which imports wire)
+
+        if isinstance(obj, RRef):
+            return type(None), ()
+        return super().reducer_override(obj)
+
+
+def unpicklable_argument(args, kwargs):
+    """The first of a call's arguments that cannot be encoded, as ``(label, value, error)``; None when all can.
+
+    ``label`` is ``"args[i]"`` or ``"kwargs['name']"``. Each argument is
+    pickled on its own, as ``encode`` would, so only use it once ``encode``
+    of the whole call has failed (it costs a second pickling).
+    """
+    labelled = [(f"args[{i}]", value) for i, value in enumerate(args)]
+    labelled += [(f"kwargs[{key!r}]", value) for key, value in (kwargs or {}).items()]
+    for label, value in labelled:
+        try:
+            _Probe(io.BytesIO(), track_grad=False).dump(value)
+        except Exception as error:  # noqa: BLE001  (PicklingError, TypeError, AttributeError: any reason to refuse)
+            return label, value, error
+    return None
+
+
 def decode(header: bytes, buffers):
     """Unpickle a message: returns ``(payload, [(slot, tensor)...])`` for tensors that were tracked."""
     previous = _decoding.tensors
