@@ -23,9 +23,14 @@ The layers, bottom up, on minigrad's (README.md, section "Architecture", draws t
 * ``autograd``: distributed autograd (send and recv nodes, FAST and SMART modes) on top of
   ``rpc`` and minigrad's engine; ``optim.DistributedOptimizer`` updates each parameter on the
   worker that owns it, with the gradients of a distributed autograd context.
+* ``zero`` and ``fsdp``: sharded data parallel (ZeRO stages 1-2 on DDP's buckets; fully
+  sharded units); ``memory`` counts what each rank holds.
+* ``nn.functional`` (differentiable collectives), ``device_mesh``, ``tensor_parallel``
+  (Megatron layers, ``parallelize_module``) and ``pipelining`` (stages and schedules).
+* ``topology``: nodes and local ranks from MPI's shared-memory split; two-level reductions.
 """
 
-from minigrad_dist import algorithms
+from minigrad_dist import algorithms, device_mesh, tensor_parallel
 from minigrad_dist.checkpoint import LoadedCheckpoint, load_checkpoint, save_checkpoint
 from minigrad_dist.collectives import (
     NON_GROUP_MEMBER,
@@ -59,6 +64,7 @@ from minigrad_dist.collectives import (
 )
 from minigrad_dist.ddp.distributed import DistributedDataParallel
 from minigrad_dist.debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
+from minigrad_dist.device_mesh import DeviceMesh, init_device_mesh
 from minigrad_dist.failure import install_failure_handlers, uninstall_failure_handlers
 from minigrad_dist.p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup, Work
@@ -78,4 +84,5 @@ __all__ = [
     "Backend", "all_to_all", "all_to_all_single", "get_backend", "reduce_op",
     "P2POp", "batch_isend_irecv", "irecv", "isend", "recv", "send", "SyncBatchNorm",
     "get_local_world_size", "get_topology",
+    "DeviceMesh", "device_mesh", "init_device_mesh", "tensor_parallel",
 ]

@@ -38,6 +38,9 @@ BEYOND_CONTRACT = {
     "minigrad_dist.fsdp": None,  # fully sharded data parallel
     "minigrad_dist.memory": None,  # memory accounting per rank
     "minigrad_dist.pipelining": None,  # pipeline parallelism
+    "minigrad_dist.device_mesh": None,  # device meshes
+    "minigrad_dist.tensor_parallel": None,  # tensor parallelism
+    "minigrad_dist.topology": None,  # nodes and two-level reductions
 }
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 

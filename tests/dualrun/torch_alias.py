@@ -35,6 +35,8 @@ ALIASES = {
     "torch.distributed.nn": "minigrad_dist.nn",
     "torch.distributed.nn.functional": "minigrad_dist.nn.functional",
     "torch.distributed.fsdp": "minigrad_dist.fsdp",
+    "torch.distributed.device_mesh": "minigrad_dist.device_mesh",
+    "torch.distributed.pipelining": "minigrad_dist.pipelining",
     "torch.distributed.algorithms.ddp_comm_hooks.ddp_zero_hook": "minigrad_dist.algorithms.ddp_zero_hook",
     "torch.multiprocessing": "minigrad_dist.multiprocessing",
     "torch.futures": "minigrad.futures",
