@@ -60,6 +60,20 @@ def _check_input(x, features: int, layer: str, what: str) -> None:
         raise ValueError(f"{layer}: expected input of shape (*, {features}) ({what}), got {tuple(x.shape)}")
 
 
+def _shaped_like(cls, linear, layout_flag, process_group, sequence_dim):
+    """A new ``cls`` layer with ``linear``'s sizes, bias, device and dtype (its shard not filled yet)."""
+    return cls(
+        linear.in_features,
+        linear.out_features,
+        linear.bias is not None,
+        layout_flag,
+        process_group,
+        device=linear.weight.device,
+        dtype=linear.weight.dtype,
+        sequence_dim=sequence_dim,
+    )
+
+
 def _full_linear(linear, layer: str) -> Linear:
     if not isinstance(linear, Linear):
         raise TypeError(f"{layer}.from_linear: expected an nn.Linear, got {type(linear).__name__}")
@@ -138,16 +152,7 @@ class ColumnParallelLinear(Module):
             ValueError: its ``out_features`` does not divide by the group size.
         """
         linear = _full_linear(linear, "ColumnParallelLinear")
-        layer = cls(
-            linear.in_features,
-            linear.out_features,
-            linear.bias is not None,
-            gather_output,
-            process_group,
-            device=linear.weight.device,
-            dtype=linear.weight.dtype,
-            sequence_dim=sequence_dim,
-        )
+        layer = _shaped_like(cls, linear, gather_output, process_group, sequence_dim)
         rows = _own_range(layer.out_features_per_rank, process_group)
         with no_grad():
             layer.weight.copy_(linear.weight[rows])
@@ -251,16 +256,7 @@ class RowParallelLinear(Module):
             ValueError: its ``in_features`` does not divide by the group size.
         """
         linear = _full_linear(linear, "RowParallelLinear")
-        layer = cls(
-            linear.in_features,
-            linear.out_features,
-            linear.bias is not None,
-            input_is_parallel,
-            process_group,
-            device=linear.weight.device,
-            dtype=linear.weight.dtype,
-            sequence_dim=sequence_dim,
-        )
+        layer = _shaped_like(cls, linear, input_is_parallel, process_group, sequence_dim)
         cols = _own_range(layer.in_features_per_rank, process_group)
         with no_grad():
             layer.weight.copy_(linear.weight[:, cols])
