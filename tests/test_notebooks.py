@@ -32,6 +32,8 @@ NAMES = [
     "03_distributed_autograd",
     "04_property_testing_distributed_gradients",
     "05_sharded_data_parallel",
+    "06_tensor_parallel",
+    "07_pipeline_schedules",
 ]
 CELL_TIMEOUT_S = 150
 # Each notebook takes well under a minute alone; this bounds a slow, busy machine.
