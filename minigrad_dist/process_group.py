@@ -29,7 +29,7 @@ import enum
 import numpy as np
 
 from minigrad import backend
-from minigrad_dist import debug, waiting
+from minigrad_dist import debug, resources, waiting
 from minigrad_dist.ddp.shared_memory import FLAG_BACKOFF, SharedBuckets
 from minigrad_dist.futures import Future
 from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
@@ -244,7 +244,15 @@ class ProcessGroup:
         return self.comm
 
     def destroy(self) -> None:
-        """Free the duplicated communicator(s), the two-level ones, and the debug checker's."""
+        """Free the duplicated communicator(s), the two-level ones, and the debug checker's.
+
+        First frees, on every rank, what DDP models over this group dropped
+        without ``close()`` left pending (``minigrad_dist.resources.finish``:
+        collective when such models were built; bounded wait). Models still
+        alive keep their communicators until MPI finalizes: close them first.
+        """
+        if self.comm is not None:
+            resources.finish(self)
         if self.two_level is not None:
             self.two_level.free()
             self.two_level = None

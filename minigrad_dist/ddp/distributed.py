@@ -9,12 +9,13 @@ rank holds the same ``.grad`` and the optimizer keeps the replicas equal.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 
 from minigrad._checks import expect_instance
 from minigrad.grad_mode import is_grad_enabled
 from minigrad.nn.module import Module
-from minigrad_dist import collectives
+from minigrad_dist import collectives, resources
 from minigrad_dist.ddp.bucket import FIRST_BUCKET_CAP_BYTES
 from minigrad_dist.ddp.join import Join
 from minigrad_dist.ddp.reducer import Reducer
@@ -31,7 +32,10 @@ class DistributedDataParallel(Module):
            name, shape and dtype; the error names the first difference and the ranks);
         2. broadcast parameters and buffers from rank 0 (coalesced by dtype), so
            every replica starts from the same state;
-        3. build the Reducer: its reduction strategy (shared memory when every
+        3. free the communicators and windows of DDP models over this group
+           that were dropped without ``close()`` on every rank, oldest first
+           (``minigrad_dist.resources``: the one point where that is safe);
+        4. build the Reducer: its reduction strategy (shared memory when every
            rank is on one node, shared memory per node and an allreduce across
            nodes when they span several, else ``Iallreduce``), buckets in reverse
            registration order, and one post-accumulate-grad hook per parameter.
@@ -116,6 +120,8 @@ class DistributedDataParallel(Module):
             raise RuntimeError("DistributedDataParallel: the module has no parameter that requires grad")
         verify_same_parameters(group, module)
         broadcast_coalesced(group, [p.array for _, p in module.named_parameters()] + self._buffer_arrays())
+        # A collective point every rank reaches in the same order: the only safe place to free dropped models.
+        serial = resources.begin(group)
         first_cap = FIRST_BUCKET_CAP_BYTES if first_bucket_cap_mb is None else int(first_bucket_cap_mb * 2**20)
         if trace is None:
             trace = os.environ.get("MINIGRAD_DDP_TRACE", "").strip() not in ("", "0")
@@ -134,6 +140,11 @@ class DistributedDataParallel(Module):
         if self._tracer is not None:
             self._tracer.start()
         self._join = None
+        # Dropped without close(): the finalizer unhooks at once and leaves the collective freeing to the
+        # next construction over this group (it must refer to the Reducer and tracer, never to self).
+        self._finalizer = resources.defer_release(
+            self, group, serial, self.reducer.close, on_drop=functools.partial(_unhook, self.reducer, self._tracer)
+        )
 
     def _buffer_arrays(self):
         return [b.array for b in self.module.buffers()]
@@ -213,16 +224,21 @@ class DistributedDataParallel(Module):
 
         Collective: call it on every rank (MPI frees communicators and windows together).
         MPI limits how many communicators a process may hold (about 2000 with
-        MPICH), so long-lived processes that create many DDP wrappers should
-        close the ones they are done with.
+        MPICH). A DDP model dropped without ``close()`` is freed too, but
+        later: its finalizer only removes its hooks, and the next DDP
+        construction over the same group frees its communicators and window
+        on every rank in creation order (``minigrad_dist.resources``). Closing
+        frees them at once. Calling ``close()`` twice is harmless.
         """
+        if self._finalizer.detach() is not None:
+            resources.closed(self.process_group)
         if self._tracer is not None:
             self._tracer.stop()
         self.reducer.close()
 
-    def __del__(self):
-        state = self.__dict__ if hasattr(self, "__dict__") else {}
-        if state.get("_tracer") is not None:
-            state["_tracer"].stop()
-        if state.get("reducer") is not None:
-            state["reducer"].remove_hooks()
+
+def _unhook(reducer, tracer) -> None:
+    """What a dropped DDP model undoes at once, without MPI: stop the tracer, remove the Reducer's hooks."""
+    if tracer is not None:
+        tracer.stop()
+    reducer.remove_hooks()
