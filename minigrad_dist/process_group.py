@@ -204,6 +204,10 @@ class ProcessGroup:
     Args:
         comm: an mpi4py communicator; the group duplicates it.
         world_ranks: the global rank of each member, in group-rank order.
+        allow_two_level: False for the library's internal groups that only
+            carry small control messages (a Reducer's agreement, ZeRO's
+            all-gathers): no two-level all-reduce, its communicators or window.
+            Every rank must pass the same value.
 
     Attributes:
         spin_wait: untimed waits block inside MPI instead of polling politely
@@ -217,7 +221,7 @@ class ProcessGroup:
         ValueError: ``MINIGRAD_DIST_HIERARCHICAL`` holds an unknown value.
     """
 
-    def __init__(self, comm, world_ranks=None):
+    def __init__(self, comm, world_ranks=None, *, allow_two_level: bool = True):
         setting = hierarchical_setting()  # first: a bad value raises before any communicator exists
         self.comm = comm.Dup()
         self._rank = self.comm.Get_rank()
@@ -226,10 +230,12 @@ class ProcessGroup:
         self.spin_wait = waiting.spin_requested()
         self.debug_checker = None  # made by the first collective checked in debug mode (debug.verify)
         self.topology = Topology.of(self.comm)
-        wanted = self.topology.wants_two_levels(setting)
-        # Every rank must decide alike: a rank that alone built the communicators would wait forever.
-        agreed = self.comm.allreduce(int(wanted), op=load_mpi().MIN)
-        self.two_level = TwoLevelAllreduce(self.comm, self.topology) if agreed else None
+        self.two_level = None
+        if allow_two_level:
+            wanted = self.topology.wants_two_levels(setting)
+            # Every rank must decide alike: a rank that alone built the communicators would wait forever.
+            agreed = self.comm.allreduce(int(wanted), op=load_mpi().MIN)
+            self.two_level = TwoLevelAllreduce(self.comm, self.topology) if agreed else None
 
     def rank(self) -> int:
         """This process's rank within the group."""

@@ -120,7 +120,7 @@ class Reducer:
         self.params = list(params)
         self.names = list(names)
         self.group = process_group
-        self.control = ProcessGroup(process_group.comm, process_group.world_ranks)
+        self.control = ProcessGroup(process_group.comm, process_group.world_ranks, allow_two_level=False)
         self.bucket_cap_bytes = bucket_cap_bytes
         self.first_bucket_cap_bytes = first_bucket_cap_bytes
         self.find_unused_parameters = find_unused_parameters

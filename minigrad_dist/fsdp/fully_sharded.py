@@ -255,7 +255,7 @@ class FullyShardedDataParallel(Module):
             self._recover_from_failed_backward()
         if self._control is None and self._group.size() > 1:
             # Made here, when no collective of this model is in flight: duplicating a communicator is one.
-            self._control = ProcessGroup(self._group.comm, self._group.world_ranks)
+            self._control = ProcessGroup(self._group.comm, self._group.world_ranks, allow_two_level=False)
         for unit in self._units:  # gathered values may be stale (a forward without backward, a loaded state)
             unit._handle.reshard(self._timeout)
         self._forward_visit = 0

@@ -59,7 +59,7 @@ class OverlapStepper:
     def __init__(self, zero, reduce_group: ProcessGroup, interleaved: bool, shard_buckets: bool):
         self.zero = zero
         self.reduce_group = reduce_group
-        self.gather_group = ProcessGroup(zero.process_group.comm, zero.process_group.world_ranks)
+        self.gather_group = ProcessGroup(zero.process_group.comm, zero.process_group.world_ranks, allow_two_level=False)
         self.interleaved = interleaved
         self.shard_buckets = shard_buckets
         self.segments = []
