@@ -35,7 +35,7 @@ from __future__ import annotations
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad_dist import collectives, memory
-from minigrad_dist.ddp.reduction_strategies import CommHookStrategy, ReductionStrategy, same_memory
+from minigrad_dist.ddp.reduction_strategies import CommHookStrategy, ReductionStrategy
 from minigrad_dist.process_group import ProcessGroup
 from minigrad_dist.zero.flat_shard import flat_layout, whole_layout
 from minigrad_dist.zero.segment import Segment, reduce_scatter_flat
@@ -257,6 +257,7 @@ class ShardedGradientStrategy(ReductionStrategy):
         """Lay the shards out on ``buckets`` and release DDP's own full-size buffers."""
         self.stepper.attach(buckets)
         self._flat = [None] * len(buckets)
+        self._views = [None] * len(buckets)
         self._last_index = len(buckets) - 1
         for bucket in buckets:
             with backend.device_context(bucket.params[0].device):
@@ -274,23 +275,26 @@ class ShardedGradientStrategy(ReductionStrategy):
                 flat = bucket.xp.empty(layout.world_size * layout.shard_numel, dtype=bucket.buffer.dtype)
             flat[layout.total :] = 0
             self._flat[bucket.index] = memory.track("gradient_buckets", flat)
+            # One view object per slot for this iteration: an op that computed into it returns that object.
+            self._views[bucket.index] = [bucket.view(p, flat) for p in range(len(bucket.params))]
         return flat
 
     def slot(self, bucket, position: int):
         """The member's region of this iteration's padded bucket (allocated with the bucket's first gradient)."""
-        return bucket.view(position, self._padded(bucket))
+        self._padded(bucket)
+        return self._views[bucket.index][position]
 
     def copy_gradient(self, bucket, position: int, grad) -> None:
         """Copy ``grad`` into its slot (unless the op computed it there), then free the parameter's full ``.grad``."""
         view = self.slot(bucket, position)
-        if not same_memory(grad, view):
+        if grad is not view:
             view[...] = grad
         bucket.params[position].grad = None
 
     def launch(self, bucket):
         """Reduce-scatter the padded bucket; the Future's value is this rank's averaged shard (step 3 chained to it)."""
         flat = self._padded(bucket)
-        self._flat[bucket.index] = None
+        self._flat[bucket.index] = self._views[bucket.index] = None  # the reduce-scatter holds the bucket until done
         return self.stepper.reduce_scatter(bucket.index, flat, bucket.index == self._last_index, self.div_factor)
 
     def finish(self, bucket, value, globally_used) -> None:
