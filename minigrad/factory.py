@@ -222,19 +222,23 @@ _MAX_BYTES = np.iinfo(np.intp).max
 def allocate(fn: str, shape: tuple, dtype, make):
     """``make()``, the new array of ``shape`` and ``dtype``, with PyTorch's RuntimeError when it cannot exist.
 
+    The sizes are looked at only when ``make`` fails, so a factory call pays nothing for the check.
+
     Raises:
         RuntimeError: the array would need more bytes than an address space
             holds, or the memory is not there (names ``fn``, the shape, dtype and size).
     """
-    nbytes = math.prod(shape) * np.dtype(dtype).itemsize  # Python ints: exact for any shape
-    if nbytes > _MAX_BYTES or any(n > _MAX_BYTES for n in shape):
-        raise RuntimeError(
-            f"{fn}(): a tensor of shape {shape} and dtype {np.dtype(dtype)} would need {nbytes:.3e} bytes, more "
-            "than any array can hold; check the sizes"
-        )
     try:
         return make()
-    except MemoryError:  # NumPy's own subclass of it, or CuPy's OutOfMemoryError
+    except (MemoryError, ValueError, OverflowError) as error:  # NumPy's MemoryError subclass, CuPy's OutOfMemoryError
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize  # Python ints: exact for any shape
+        if nbytes > _MAX_BYTES or any(n > _MAX_BYTES for n in shape):
+            raise RuntimeError(
+                f"{fn}(): a tensor of shape {shape} and dtype {np.dtype(dtype)} would need {nbytes:.3e} bytes, more "
+                "than any array can hold; check the sizes"
+            ) from None
+        if not isinstance(error, MemoryError):
+            raise
         raise RuntimeError(
             f"{fn}(): cannot allocate {nbytes} bytes ({nbytes / 2**30:.1f} GiB) for a tensor of shape {shape} and "
             f"dtype {np.dtype(dtype)}: out of memory"
