@@ -414,14 +414,21 @@ def set_item(tensor, index, value):
         raise TypeError(f"__setitem__: value must be a Tensor, an array or a number, got {type(value).__name__}")
     if backend.is_array(value) and value.dtype.kind not in "biufc":
         raise TypeError(f"__setitem__: value must hold numbers, got an array of dtype {value.dtype}")
-    if isinstance(value, _NUMBERS):
+    number = isinstance(value, _NUMBERS)
+    if number:
         value = _storable(value, tensor.dtype)
     index = indexing.unwrap_index(index, tensor.device)
     if not indexing.is_advanced(index):
         region = indexing.index(tensor, index)
         if region._view is not None:  # always, for basic indices: written through, the base sees it
-            copy_from(region, _fit_value(value, region.shape), "__setitem__")
+            copy_from(region, value if number else _fit_value(value, region.shape), "__setitem__")
             return tensor
+    if number:  # a number fits any region; only the index needs checking, and only if the write fails
+        try:
+            return _index_put(tensor, index, value)
+        except IndexError:
+            _indexed_shape(tensor, index)  # raises the IndexError that names the op, the index and the shape
+            raise
     value = _fit_value(value, _indexed_shape(tensor, index))  # also checks the index, naming the op
     value_dtype = getattr(value, "dtype", None)
     if value_dtype is not None and value_dtype.kind == "c" and tensor.dtype.kind != "c":
@@ -429,6 +436,11 @@ def set_item(tensor, index, value):
             f"__setitem__: index put requires the source and destination dtypes to match, got {tensor.dtype} for "
             f"the destination and {value_dtype} for the source; use .real or a complex tensor"
         )
+    return _index_put(tensor, index, value)
+
+
+def _index_put(tensor, index, value):
+    """``tensor[index] = value`` for an advanced index, in place (recorded as ``IndexPut`` when autograd needs it)."""
     value_data = value.array if isinstance(value, Tensor) else value
 
     def update(data):
@@ -438,6 +450,9 @@ def set_item(tensor, index, value):
         return IndexPut(index)(old, value)
 
     return apply_inplace(tensor, "__setitem__", update, compute, (value,))
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _storable(number, dtype):
@@ -450,6 +465,9 @@ def _storable(number, dtype):
                 "imaginary part would be lost); use a complex tensor, or store number.real"
             )
         number = number.real
+    if type(number) is float and dtype.kind == "f":  # the usual case, decided without the dtype's limits
+        if dtype.itemsize == 8 or (dtype.itemsize == 4 and -_FLOAT32_MAX <= number <= _FLOAT32_MAX):
+            return number  # a Python float is a float64; a float32 holds any finite float in its range
     finite = not isinstance(number, (float, np.floating)) or math.isfinite(number)  # ints: exact, never inf
     wraps = dtype.kind == "u" and isinstance(number, (int, np.integer)) and not isinstance(number, (bool, np.bool_))
     if wraps:  # as PyTorch: a negative int down to -max wraps around (uint8: -1 is stored as 255)
@@ -492,6 +510,8 @@ def _describe_index(index) -> str:
 def _fit_value(value, region_shape):
     """``value`` without the leading size-1 dimensions the region lacks; RuntimeError unless it then broadcasts."""
     shape = tuple(getattr(value, "shape", ()))
+    if shape == tuple(region_shape):
+        return value  # the usual case, without the broadcast arithmetic below
     kept = shape
     while len(kept) > len(region_shape) and kept[0] == 1:
         kept = kept[1:]
