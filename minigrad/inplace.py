@@ -429,13 +429,19 @@ def set_item(tensor, index, value):
         except IndexError:
             _indexed_shape(tensor, index)  # raises the IndexError that names the op, the index and the shape
             raise
-    value = _fit_value(value, _indexed_shape(tensor, index))  # also checks the index, naming the op
-    value_dtype = getattr(value, "dtype", None)
-    if value_dtype is not None and value_dtype.kind == "c" and tensor.dtype.kind != "c":
+    value_dtype = value.dtype
+    if value_dtype.kind == "c" and tensor.dtype.kind != "c":
         raise RuntimeError(  # PyTorch's index_put refuses it too, rather than dropping the imaginary part
             f"__setitem__: index put requires the source and destination dtypes to match, got {tensor.dtype} for "
             f"the destination and {value_dtype} for the source; use .real or a complex tensor"
         )
+    recorded = _grad_state.enabled and (tensor.requires_grad or getattr(value, "requires_grad", False))
+    if not recorded:  # the array write broadcasts by itself; shapes are worked out only to explain a failure
+        try:
+            return _index_put(tensor, index, value)
+        except (ValueError, IndexError, TypeError):  # NumPy's words for a shape that does not fit (a mask: TypeError)
+            pass  # the checks below raise the error that names the op and both shapes
+    value = _fit_value(value, _indexed_shape(tensor, index))  # also checks the index, naming the op
     return _index_put(tensor, index, value)
 
 
