@@ -278,7 +278,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=self._parameters)  # a re-assigned parameter keeps its place in the order
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
@@ -288,7 +288,7 @@ class Module:
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=modules)  # a re-assigned child keeps its place (Sequential runs in this order)
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -307,12 +307,12 @@ class Module:
             return
         object.__setattr__(self, name, value)
 
-    def _forget(self, name):
-        """Drop ``name`` from every place an attribute can live (before re-registering it)."""
+    def _forget(self, name, keep=None):
+        """Drop ``name`` from every place an attribute can live but ``keep`` (the dict it is re-registered in)."""
         self.__dict__.pop(name, None)
-        self._parameters.pop(name, None)
-        self._buffers.pop(name, None)
-        self._modules.pop(name, None)
+        for registry in (self._parameters, self._buffers, self._modules):
+            if registry is not keep:
+                registry.pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):

@@ -202,3 +202,17 @@ def test_buffer_assignment_registers_a_buffer():
     m.plain = 1
     with pytest.raises(KeyError):  # as register_buffer over an existing attribute
         m.plain = mnn.Buffer(mg.ones(1))
+
+
+def test_reassigning_a_child_or_parameter_keeps_its_place_as_in_pytorch():
+    """A Sequential whose layer 0 is replaced must still run it first (and state_dict keep its order)."""
+    orders = []
+    for lib, nn_ in (LIBS["minigrad"], LIBS["torch"]):
+        seq = nn_.Sequential(nn_.Linear(2, 3), nn_.ReLU(), nn_.Linear(3, 1))
+        seq[0] = nn_.Linear(2, 3)
+        setattr(seq, "2", nn_.Linear(3, 1))
+        layer = nn_.Linear(2, 2)
+        layer.weight = nn_.Parameter(lib.ones(2, 2))
+        orders.append((list(seq._modules), list(seq.state_dict()), [n for n, _ in layer.named_parameters()]))
+    assert orders[0] == orders[1]
+    assert orders[0][0] == ["0", "1", "2"]
