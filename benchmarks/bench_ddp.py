@@ -28,13 +28,11 @@ and ``ddp_vs_local.png``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, launch_ranks, median_time, merge_runs, write_report
+from timing import alternate, median_time, run_sides, side_parser, write_report
 
 HERE = Path(__file__).resolve().parent
 SMALL = ((64, 256, 256, 10), 64)
@@ -266,27 +264,12 @@ def plot_ddp_vs_local(report, path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--ranks", type=int, default=2)
-    parser.add_argument("--role", choices=["minigrad", "torch"])
-    parser.add_argument("--part")
-    parser.add_argument("--out", default=str(HERE / "results" / "ddp.json"))
-    args = parser.parse_args(argv)
-
-    if args.role:
-        result = (minigrad_role if args.role == "minigrad" else torch_role)(args.quick)
-        if result is not None:
-            Path(args.part).write_text(json.dumps(result))
+    args = side_parser(__doc__, HERE / "results" / "ddp.json").parse_args(argv)
+    sides = run_sides(__file__, args, {"minigrad": minigrad_role, "torch": torch_role}, 29500)
+    if sides is None:
         return None
-
-    runs = {"minigrad": [], "torch": []}
-    for attempt in range(1 if args.quick else 3):
-        extra = ["--quick"] if args.quick else []
-        runs["minigrad"].append(launch_ranks(__file__, "minigrad", args.ranks, 29500 + attempt, extra))
-        runs["torch"].append(launch_ranks(__file__, "torch", args.ranks, 29600 + attempt, extra))
     report = {"benchmark": "ddp", "ranks": args.ranks, "threads_per_rank": 1,
-              "minigrad": merge_runs(runs["minigrad"]), "torch": merge_runs(runs["torch"])}
+              **sides}
     mgr, tr = report["minigrad"], report["torch"]
     summary = {}
     for name in ("small", "large"):

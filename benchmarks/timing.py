@@ -9,6 +9,7 @@ folder first on ``sys.path``, also for the ranks that ``mpiexec`` starts.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -96,3 +97,37 @@ def merge_runs(runs):
     if isinstance(first, (int, float)) and not isinstance(first, bool):
         return statistics.median(runs)
     return first
+
+
+def side_parser(doc: str, out) -> argparse.ArgumentParser:
+    """The command line every two-sided benchmark takes: ``--quick``, ``--ranks``, ``--out``, and the driver's
+    ``--role``/``--part`` for the ranks it launches."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--role", choices=["minigrad", "torch"])
+    parser.add_argument("--part")
+    parser.add_argument("--out", default=str(out))
+    return parser
+
+
+def run_sides(script, args, roles: dict, port: int) -> dict | None:
+    """Run a two-sided benchmark's command line.
+
+    With ``--role`` (a rank ``launch_ranks`` started): run that side's
+    function from ``roles`` and write rank 0's result to ``--part``; returns
+    None. Otherwise (the driver): launch the minigrad and the PyTorch side in
+    turn, three times (once with ``--quick``), and return each side's runs
+    merged by ``merge_runs``.
+    """
+    if args.role:
+        result = roles[args.role](args.quick)
+        if result is not None:
+            Path(args.part).write_text(json.dumps(result))
+        return None
+    runs = {"minigrad": [], "torch": []}
+    extra = ["--quick"] if args.quick else []
+    for attempt in range(1 if args.quick else 3):
+        runs["minigrad"].append(launch_ranks(script, "minigrad", args.ranks, port + attempt, extra))
+        runs["torch"].append(launch_ranks(script, "torch", args.ranks, port + 100 + attempt, extra))
+    return {side: merge_runs(side_runs) for side, side_runs in runs.items()}
