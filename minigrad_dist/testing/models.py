@@ -10,7 +10,10 @@ is a ``model_fn`` that can travel to the ranks of a pool by name.
 
 from __future__ import annotations
 
+import time
+
 from minigrad import nn
+from minigrad.autograd import Function
 
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "sigmoid": nn.Sigmoid, "gelu": nn.GELU}
 
@@ -54,3 +57,34 @@ def mlp_from_spec(spec: dict, dtype: str = "float64") -> SpecMLP:
         raise ValueError(f"mlp_from_spec: dtype must be 'float32' or 'float64', got {dtype!r}")
     model = SpecMLP(spec)
     return model.double() if dtype == "float64" else model.float()
+
+
+class _Sleep(Function):
+    """Stands in for compute: forward sleeps ``f`` seconds, backward ``b`` (the cores stay free for other ranks)."""
+
+    @staticmethod
+    def forward(ctx, x, f, b):
+        ctx.b = b
+        time.sleep(f)
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        time.sleep(ctx.b)
+        return grad * 1.0, None, None
+
+
+class SleepingLinear(nn.Module):
+    """A ``width -> width`` Linear whose forward also sleeps ``f`` seconds and backward ``b``.
+
+    A balanced pipeline stage whose time does not depend on how many cores
+    the ranks share: what a pipeline's bubble is measured with.
+    """
+
+    def __init__(self, width, f, b):
+        super().__init__()
+        self.linear = nn.Linear(width, width)
+        self.f, self.b = f, b
+
+    def forward(self, x):
+        return _Sleep.apply(self.linear(x), self.f, self.b)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -37,43 +36,17 @@ import minigrad_dist as dist
 from minigrad import nn
 from minigrad.nn import functional as F
 from minigrad_dist.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe, split_sequential, trace
+from minigrad_dist.testing.models import SleepingLinear
 
 SCHEDULES = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
 N_MICROBATCHES, FORWARD_S, BACKWARD_S, STEPS = 4, 0.02, 0.04, 4
 WIDTHS, BATCH, TRAIN_STEPS = (6, 8, 8, 3), 8, 3
 
 
-class _Sleep(mg.autograd.Function):
-    """Stands in for compute: forward sleeps ``f`` seconds, backward ``b`` (the cores stay free for other ranks)."""
-
-    @staticmethod
-    def forward(ctx, x, f, b):
-        ctx.b = b
-        time.sleep(f)
-        return x * 1.0
-
-    @staticmethod
-    def backward(ctx, grad):
-        time.sleep(ctx.b)
-        return grad * 1.0, None, None
-
-
-class SleepingLinear(nn.Module):
-    """A 4 -> 4 Linear whose forward sleeps ``f`` and backward ``b`` seconds: a balanced stage."""
-
-    def __init__(self, f, b):
-        super().__init__()
-        self.linear = nn.Linear(4, 4)
-        self.f, self.b = f, b
-
-    def forward(self, x):
-        return _Sleep.apply(self.linear(x), self.f, self.b)
-
-
 def measure_bubble(name, out):
     """Steps of sleeping stages; per step every rank's idle fraction (on rank 0), the peaks, and the trace's PNG."""
     rank, world = dist.get_rank(), dist.get_world_size()
-    stage = PipelineStage(SleepingLinear(FORWARD_S, BACKWARD_S).double(), rank, world)
+    stage = PipelineStage(SleepingLinear(4, FORWARD_S, BACKWARD_S).double(), rank, world)
     schedule = SCHEDULES[name](stage, N_MICROBATCHES, loss_fn=lambda y, t: (y * y).mean(), timeout=30.0)
     x = mg.zeros(N_MICROBATCHES * 2, 4, dtype=mg.float64)
     idle = []

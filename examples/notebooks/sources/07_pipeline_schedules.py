@@ -29,6 +29,7 @@ import IPython.display as ipd
 import matplotlib.pyplot as plt
 from notebook_helpers import SCRIPTS, run_ranks
 
+import minigrad_dist.testing.models
 from minigrad_dist.pipelining import actions as A
 from minigrad_dist.pipelining import trace
 
@@ -175,7 +176,7 @@ print(f"p = 4: m = 4 idles {trace.bubble_fraction(4, 4):.0%}, m = 32 idles {trac
 # so what is measured is the schedule's bubble plus our per-action overhead. The stand-in:
 
 # %%
-script = (SCRIPTS / "pp_schedules.py").read_text()
+script = Path(minigrad_dist.testing.models.__file__).read_text()  # the testing kit's SleepingLinear uses it
 stand_in = next(n for n in ast.walk(ast.parse(script)) if isinstance(n, ast.ClassDef) and n.name == "_Sleep")
 print(ast.get_source_segment(script, stand_in))
 assert "time.sleep(f)" in ast.get_source_segment(script, stand_in)

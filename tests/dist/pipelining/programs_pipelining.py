@@ -7,8 +7,6 @@ activation peaks, timelines, errors.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 import minigrad as mg
@@ -22,6 +20,7 @@ from minigrad_dist.pipelining import (
     ScheduleInterleaved1F1B,
     split_sequential,
 )
+from minigrad_dist.testing.models import SleepingLinear
 from tests.dist.programs_common import ensure_init
 
 SCHEDULES = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B, "interleaved": ScheduleInterleaved1F1B}
@@ -147,33 +146,6 @@ def construction_error(spec):
     except (ValueError, TypeError, RuntimeError) as error:
         return type(error).__name__, str(error)
     return None
-
-
-class _Sleep(mg.autograd.Function):
-    """Stands in for compute: forward sleeps ``f`` seconds, backward ``b`` (the CPU stays free for other ranks)."""
-
-    @staticmethod
-    def forward(ctx, x, f, b):
-        ctx.b = b
-        time.sleep(f)
-        return x * 1.0
-
-    @staticmethod
-    def backward(ctx, grad):
-        time.sleep(ctx.b)
-        return grad * 1.0, None, None
-
-
-class SleepingLinear(nn.Module):
-    """A small Linear whose forward and backward also sleep: a balanced stage whose time does not depend on cores."""
-
-    def __init__(self, width, f, b):
-        super().__init__()
-        self.linear = nn.Linear(width, width)
-        self.f, self.b = f, b
-
-    def forward(self, x):
-        return _Sleep.apply(self.linear(x), self.f, self.b)
 
 
 def timed_steps(spec):
