@@ -540,18 +540,32 @@ def barrier(group=None, async_op=False):
 
 
 def _output_list(items, size, like, fn, name):
-    if items is None or not isinstance(items, (list, tuple)):
-        raise TypeError(f"{fn}: {name} must be a list of {size} tensors, got {type(items).__name__}")
+    return _per_rank_list(items, size, fn, name, lambda t, where: _array(t, fn, where), like)
+
+
+def _per_rank_list(items, size, fn, name, convert, like=None, noun="tensor") -> list:
+    """``convert(item, where)`` of each of ``items``: a list of ``size``, one per rank of the group.
+
+    Every converted item must have the shape and dtype of ``like`` (default:
+    the first item's). ``minigrad_dist.nn.functional`` checks its Tensor lists here too.
+
+    Raises:
+        TypeError: ``items`` is not a list or tuple (or ``convert`` refuses an item).
+        ValueError: the wrong number of items, or one whose shape or dtype differs.
+    """
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(f"{fn}: {name} must be a list of {size} {noun}s (one per rank), got {type(items).__name__}")
     if len(items) != size:
-        raise ValueError(f"{fn}: {name} must hold one tensor per rank ({size}), got {len(items)}")
-    arrays = [_array(t, fn, name) for t in items]
-    for i, a in enumerate(arrays):
-        if a.shape != like.shape or a.dtype != like.dtype:
+        raise ValueError(f"{fn}: {name} must hold one {noun} per rank of the group ({size}), got {len(items)}")
+    converted = [convert(item, f"{name}[{i}]") for i, item in enumerate(items)]
+    like = converted[0] if like is None else like
+    for i, item in enumerate(converted):
+        if item.shape != like.shape or item.dtype != like.dtype:
             raise ValueError(
-                f"{fn}: {name}[{i}] has shape {tuple(a.shape)} and dtype {a.dtype}, expected "
-                f"{tuple(like.shape)} and {like.dtype}"
+                f"{fn}: {name}[{i}] has shape {tuple(item.shape)} and dtype {item.dtype}, expected shape "
+                f"{tuple(like.shape)} and dtype {like.dtype}"
             )
-    return arrays
+    return converted
 
 
 # -- all-to-all ---------------------------------------------------------------------

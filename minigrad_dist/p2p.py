@@ -24,6 +24,8 @@ core-spinning blocking MPI call (unless ``MINIGRAD_DIST_WAIT=spin``, see
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from minigrad import backend
@@ -181,6 +183,7 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None) -> int:
     return work.source_rank()
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class P2POp:
     """One operation of a ``batch_isend_irecv``: ``P2POp(dist.isend, tensor, peer)`` or with ``dist.irecv``.
 
@@ -194,17 +197,16 @@ class P2POp:
         ValueError: ``op`` is neither ``isend`` nor ``irecv``.
     """
 
-    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
-        if op is not isend and op is not irecv:
-            raise ValueError(
-                f"P2POp: op must be minigrad_dist.isend or minigrad_dist.irecv, got {op!r}"
-            )
-        self.op = op
-        self.tensor = tensor
-        self.peer = peer
-        self.group = group
-        self.tag = tag
-        self.group_peer = group_peer
+    op: object
+    tensor: object
+    peer: int | None = None
+    group: object = None
+    tag: int = 0
+    group_peer: int | None = None
+
+    def __post_init__(self):
+        if self.op is not isend and self.op is not irecv:
+            raise ValueError(f"P2POp: op must be minigrad_dist.isend or minigrad_dist.irecv, got {self.op!r}")
 
     def __repr__(self):
         return f"P2POp({self.op.__name__}, peer={self.peer}, group_peer={self.group_peer}, tag={self.tag})"

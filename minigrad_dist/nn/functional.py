@@ -111,19 +111,7 @@ def _tensor_arg(value, fn: str, name: str) -> Tensor:
 
 def _tensor_list(items, size: int, fn: str, name: str, like=None) -> list:
     """``items`` as a list of ``size`` Tensors, all of the shape and dtype of ``like`` (default: of the first)."""
-    if not isinstance(items, (list, tuple)):
-        raise TypeError(f"{fn}: {name} must be a list of {size} Tensors (one per rank), got {type(items).__name__}")
-    if len(items) != size:
-        raise ValueError(f"{fn}: {name} must hold one Tensor per rank of the group ({size}), got {len(items)}")
-    tensors = [_tensor_arg(t, fn, f"{name}[{i}]") for i, t in enumerate(items)]
-    like = like if like is not None else tensors[0]
-    for i, t in enumerate(tensors):
-        if t.shape != like.shape or t.dtype != like.dtype:
-            raise ValueError(
-                f"{fn}: {name}[{i}] has shape {tuple(t.shape)} and dtype {t.dtype}, expected shape "
-                f"{tuple(like.shape)} and dtype {like.dtype}"
-            )
-    return tensors
+    return collectives._per_rank_list(items, size, fn, name, lambda t, where: _tensor_arg(t, fn, where), like, "Tensor")
 
 
 def _writable(tensor: Tensor, fn: str, name: str) -> Tensor:
@@ -275,6 +263,14 @@ def _wrap(array) -> Tensor:
     return Tensor._make(array, False, None, 0)
 
 
+def _on_copy(collective, tensor: Tensor, *args) -> Tensor:
+    """``collective(copy, *args)`` run in place on a C-contiguous copy of ``tensor``'s data (None: just the copy)."""
+    result = _copy(tensor)
+    if collective is not None:
+        collective(result, *args)
+    return _wrap(result)
+
+
 def _is_root(group, rank: int) -> bool:
     g = collectives._group(group)
     return g.world_ranks[g.rank()] == rank
@@ -286,9 +282,7 @@ class _AllReduce(Function):
     @staticmethod
     def forward(ctx, op, group, tensor):
         ctx.op, ctx.group = op, group
-        result = _copy(tensor)
-        collectives.all_reduce(result, op, group)
-        return _wrap(result)
+        return _on_copy(collectives.all_reduce, tensor, op, group)
 
     @staticmethod
     def backward(ctx, grad):
@@ -302,9 +296,7 @@ class _Broadcast(Function):
     @staticmethod
     def forward(ctx, src, group, tensor):
         ctx.src, ctx.group = src, group
-        result = _copy(tensor)
-        collectives.broadcast(result, src, group)
-        return _wrap(result)
+        return _on_copy(collectives.broadcast, tensor, src, group)
 
     @staticmethod
     def backward(ctx, grad):

@@ -26,14 +26,7 @@ from minigrad.nn import init
 from minigrad.nn.layers import Linear, _empty_parameter
 from minigrad.nn.module import Module
 from minigrad_dist import collectives
-from minigrad_dist.tensor_parallel.mappings import (
-    copy_to_tensor_parallel_region,
-    gather_from_sequence_parallel_region,
-    gather_from_tensor_parallel_region,
-    reduce_from_tensor_parallel_region,
-    reduce_scatter_to_sequence_parallel_region,
-    scatter_to_tensor_parallel_region,
-)
+from minigrad_dist.tensor_parallel import mappings
 
 __all__ = ["ColumnParallelLinear", "RowParallelLinear", "TensorParallelMLP"]
 
@@ -60,27 +53,59 @@ def _check_input(x, features: int, layer: str, what: str) -> None:
         raise ValueError(f"{layer}: expected input of shape (*, {features}) ({what}), got {tuple(x.shape)}")
 
 
-def _shaped_like(cls, linear, layout_flag, process_group, sequence_dim):
-    """A new ``cls`` layer with ``linear``'s sizes, bias, device and dtype (its shard not filled yet)."""
-    return cls(
-        linear.in_features,
-        linear.out_features,
-        linear.bias is not None,
-        layout_flag,
-        process_group,
-        device=linear.weight.device,
-        dtype=linear.weight.dtype,
-        sequence_dim=sequence_dim,
-    )
-
-
 def _full_linear(linear, layer: str) -> Linear:
     if not isinstance(linear, Linear):
         raise TypeError(f"{layer}.from_linear: expected an nn.Linear, got {type(linear).__name__}")
     return linear
 
 
-class ColumnParallelLinear(Module):
+class _ParallelLinear(Module):
+    """What both splits share: the sizes, an empty weight shard and bias, a full ``Linear``'s draw, copying a shard."""
+
+    def _init_shard(self, in_features, out_features, weight_shape, bias_shape, group, sequence_dim, device, dtype):
+        self.in_features = in_features
+        self.out_features = out_features
+        self.process_group = group
+        self.sequence_dim = sequence_dim
+        self.weight = _empty_parameter(weight_shape, device, dtype)
+        if bias_shape is None:
+            self.register_parameter("bias", None)
+        else:
+            self.bias = _empty_parameter(bias_shape, device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw the shard from a full ``nn.Linear``'s distribution, U(-1/sqrt(in_features), 1/sqrt(in_features))."""
+        bound = 1 / math.sqrt(self.in_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    @classmethod
+    def from_linear(cls, linear, process_group=None, *args, sequence_dim=None, **kwargs):
+        """This rank's shard of the full ``linear``: a layer of its sizes, bias, device and dtype, its weights copied.
+
+        Further arguments go to the constructor: ``gather_output`` for the
+        column split, ``input_is_parallel`` for the row split.
+
+        Raises:
+            TypeError: ``linear`` is not an ``nn.Linear``.
+            ValueError: the split features do not divide by the group size.
+        """
+        _full_linear(linear, cls.__name__)
+        weight = linear.weight
+        layer = cls(linear.in_features, linear.out_features, linear.bias is not None, *args,
+                    process_group=process_group, device=weight.device, dtype=weight.dtype, sequence_dim=sequence_dim,
+                    **kwargs)  # fmt: skip
+        weight_index, bias_index = layer._own_indices()
+        with no_grad():
+            layer.weight.copy_(weight[weight_index])
+            if layer.bias is not None:
+                layer.bias.copy_(linear.bias[bias_index])
+        return layer
+
+
+class ColumnParallelLinear(_ParallelLinear):
     """A ``Linear`` split along its output features over a tensor-parallel group (Megatron's column split).
 
     Rank ``i`` of the group holds rows ``i*out/p`` to ``(i+1)*out/p`` of the
@@ -105,70 +130,35 @@ class ColumnParallelLinear(Module):
     the distribution of a full ``nn.Linear``; use ``from_linear`` to copy one.
 
     Raises:
-        ValueError: ``out_features`` does not divide by the group size; the
+        ValueError: ``out_features`` does not divide by the group size, or the
             forward's input has the wrong last dimension.
     """
 
-    def __init__(
-        self,
-        in_features,
-        out_features,
-        bias=True,
-        gather_output=False,
-        process_group=None,
-        device=None,
-        dtype=None,
-        *,
-        sequence_dim=None,
-    ):
+    def __init__(self, in_features, out_features, bias=True, gather_output=False, process_group=None,
+                 device=None, dtype=None, *, sequence_dim=None):  # fmt: skip
         super().__init__()
         layer = "ColumnParallelLinear"
-        self.sequence_dim = sequence_dim
-        self.in_features = _positive(in_features, layer, "in_features")
-        self.out_features = out_features
-        self.out_features_per_rank = _shard_width(out_features, process_group, layer, "out_features")
+        _positive(in_features, layer, "in_features")
+        self.out_features_per_rank = width = _shard_width(out_features, process_group, layer, "out_features")
         self.gather_output = bool(gather_output)
-        self.process_group = process_group
-        self.weight = _empty_parameter((self.out_features_per_rank, in_features), device, dtype)
-        if bias:
-            self.bias = _empty_parameter((self.out_features_per_rank,), device, dtype)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        bias_shape = (width,) if bias else None
+        self._init_shard(in_features, out_features, (width, in_features), bias_shape, process_group, sequence_dim,
+                         device, dtype)  # fmt: skip
 
-    def reset_parameters(self) -> None:
-        """Draw the shard from a full ``nn.Linear``'s distribution (each rank its own draw)."""
-        bound = 1 / math.sqrt(self.in_features)
-        init.uniform_(self.weight, -bound, bound)
-        if self.bias is not None:
-            init.uniform_(self.bias, -bound, bound)
-
-    @classmethod
-    def from_linear(cls, linear, process_group=None, gather_output=False, *, sequence_dim=None) -> ColumnParallelLinear:
-        """This rank's column shard of the full ``linear`` (its weights copied, not shared).
-
-        Raises:
-            TypeError: ``linear`` is not an ``nn.Linear``.
-            ValueError: its ``out_features`` does not divide by the group size.
-        """
-        linear = _full_linear(linear, "ColumnParallelLinear")
-        layer = _shaped_like(cls, linear, gather_output, process_group, sequence_dim)
-        rows = _own_range(layer.out_features_per_rank, process_group)
-        with no_grad():
-            layer.weight.copy_(linear.weight[rows])
-            if layer.bias is not None:
-                layer.bias.copy_(linear.bias[rows])
-        return layer
+    def _own_indices(self):
+        """Where this rank's weight rows and bias entries sit in the full layer's."""
+        rows = _own_range(self.out_features_per_rank, self.process_group)
+        return rows, rows
 
     def forward(self, input):  # noqa: A002
         """``f(input) @ weight.T + bias``: this rank's output slice (all of them with ``gather_output``)."""
         _check_input(input, self.in_features, "ColumnParallelLinear", "replicated")
         if self.sequence_dim is None:
-            x = copy_to_tensor_parallel_region(input, self.process_group)
+            x = mappings.copy_to_tensor_parallel_region(input, self.process_group)
         else:
-            x = gather_from_sequence_parallel_region(input, self.sequence_dim, self.process_group)
+            x = mappings.gather_from_sequence_parallel_region(input, self.sequence_dim, self.process_group)
         y = F.linear(x, self.weight, self.bias)
-        return gather_from_tensor_parallel_region(y, self.process_group) if self.gather_output else y
+        return mappings.gather_from_tensor_parallel_region(y, self.process_group) if self.gather_output else y
 
     def extra_repr(self) -> str:
         return (
@@ -177,7 +167,7 @@ class ColumnParallelLinear(Module):
         )
 
 
-class RowParallelLinear(Module):
+class RowParallelLinear(_ParallelLinear):
     """A ``Linear`` split along its input features over a tensor-parallel group (Megatron's row split).
 
     Rank ``i`` of the group holds columns ``i*in/p`` to ``(i+1)*in/p`` of the
@@ -207,62 +197,31 @@ class RowParallelLinear(Module):
     a collective); use ``from_linear`` to copy a full layer.
 
     Raises:
-        ValueError: ``in_features`` does not divide by the group size; the
-            forward's input has the wrong last dimension.
+        ValueError: the forward's input has the wrong last dimension, or
+            ``in_features`` does not divide by the group size.
     """
 
-    def __init__(
-        self,
-        in_features,
-        out_features,
-        bias=True,
-        input_is_parallel=True,
-        process_group=None,
-        device=None,
-        dtype=None,
-        *,
-        sequence_dim=None,
-    ):
+    def __init__(self, in_features, out_features, bias=True, input_is_parallel=True, process_group=None,
+                 device=None, dtype=None, *, sequence_dim=None):  # fmt: skip
         super().__init__()
         layer = "RowParallelLinear"
-        self.sequence_dim = sequence_dim
-        self.in_features = in_features
-        self.in_features_per_rank = _shard_width(in_features, process_group, layer, "in_features")
-        self.out_features = _positive(out_features, layer, "out_features")
+        self.in_features_per_rank = width = _shard_width(in_features, process_group, layer, "in_features")
+        _positive(out_features, layer, "out_features")
         self.input_is_parallel = bool(input_is_parallel)
-        self.process_group = process_group
-        self.weight = _empty_parameter((out_features, self.in_features_per_rank), device, dtype)
-        if bias:
-            self.bias = _empty_parameter((out_features,), device, dtype)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        bias_shape = (out_features,) if bias else None
+        self._init_shard(in_features, out_features, (out_features, width), bias_shape, process_group, sequence_dim,
+                         device, dtype)  # fmt: skip
 
     def reset_parameters(self) -> None:
         """Draw the shard from a full ``nn.Linear``'s distribution; broadcast the bias from the group's first rank."""
-        bound = 1 / math.sqrt(self.in_features)
-        init.uniform_(self.weight, -bound, bound)
+        super().reset_parameters()
         if self.bias is not None:
-            init.uniform_(self.bias, -bound, bound)
             group = collectives._group(self.process_group)
             collectives.broadcast(self.bias, group.world_ranks[0], self.process_group)
 
-    @classmethod
-    def from_linear(cls, linear, process_group=None, input_is_parallel=True, *, sequence_dim=None) -> RowParallelLinear:
-        """This rank's row shard of the full ``linear`` (its weights copied; the bias whole).
-
-        Raises:
-            TypeError: ``linear`` is not an ``nn.Linear``.
-            ValueError: its ``in_features`` does not divide by the group size.
-        """
-        linear = _full_linear(linear, "RowParallelLinear")
-        layer = _shaped_like(cls, linear, input_is_parallel, process_group, sequence_dim)
-        cols = _own_range(layer.in_features_per_rank, process_group)
-        with no_grad():
-            layer.weight.copy_(linear.weight[:, cols])
-            if layer.bias is not None:
-                layer.bias.copy_(linear.bias)
-        return layer
+    def _own_indices(self):
+        """Where this rank's weight columns sit in the full layer's (the bias is whole)."""
+        return (slice(None), _own_range(self.in_features_per_rank, self.process_group)), slice(None)
 
     def forward(self, input):  # noqa: A002
         """``g(input_slice @ weight.T) + bias``: the full output, the same on every rank."""
@@ -271,13 +230,15 @@ class RowParallelLinear(Module):
             x = input
         else:
             _check_input(input, self.in_features, "RowParallelLinear", "replicated")
-            x = scatter_to_tensor_parallel_region(input, self.process_group)
+            x = mappings.scatter_to_tensor_parallel_region(input, self.process_group)
         partial = F.linear(x, self.weight)
         if self.sequence_dim is None:
-            y = reduce_from_tensor_parallel_region(partial, self.process_group)
+            y = mappings.reduce_from_tensor_parallel_region(partial, self.process_group)
             return y + self.bias if self.bias is not None else y
-        y = reduce_scatter_to_sequence_parallel_region(partial, self.sequence_dim, self.process_group)
-        return y + copy_to_tensor_parallel_region(self.bias, self.process_group) if self.bias is not None else y
+        y = mappings.reduce_scatter_to_sequence_parallel_region(partial, self.sequence_dim, self.process_group)
+        if self.bias is None:
+            return y
+        return y + mappings.copy_to_tensor_parallel_region(self.bias, self.process_group)
 
     def extra_repr(self) -> str:
         return (

@@ -47,6 +47,7 @@ from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad_dist import collectives
+from minigrad_dist.nn.functional import _on_copy, _wrap
 
 __all__ = [
     "copy_to_tensor_parallel_region",
@@ -58,122 +59,76 @@ __all__ = [
 ]
 
 
-def _copy(tensor: Tensor):
-    return backend.get_array_module(tensor.array).array(tensor.array, copy=True, order="C")
+# Each map's forward as ``(x, dim, group) -> Tensor`` (``dim`` unused by f and g).
 
 
-def _wrap(array) -> Tensor:
-    return Tensor._make(array, False, None, 0)
+def _identity(x: Tensor, dim, group) -> Tensor:
+    return _on_copy(None, x)
 
 
-def _all_reduce(tensor: Tensor, group) -> Tensor:
-    summed = _copy(tensor)
-    collectives.all_reduce(summed, group=group)
-    return _wrap(summed)
+def _all_reduce(x: Tensor, dim, group) -> Tensor:
+    return _on_copy(collectives.all_reduce, x, collectives.ReduceOp.SUM, group)
 
 
-def _all_gather_along(tensor: Tensor, dim: int, group) -> Tensor:
-    """Every rank's ``tensor`` concatenated along ``dim``, in group-rank order."""
-    xp = backend.get_array_module(tensor.array)
-    parts = [xp.empty_like(tensor.array) for _ in range(collectives.get_world_size(group))]
-    collectives.all_gather(parts, _copy(tensor), group=group)
+def _all_gather_along(x: Tensor, dim: int, group) -> Tensor:
+    """Every rank's ``x`` concatenated along ``dim``, in group-rank order."""
+    xp = backend.get_array_module(x.array)
+    parts = [xp.empty_like(x.array) for _ in range(collectives.get_world_size(group))]
+    collectives.all_gather(parts, xp.ascontiguousarray(x.array), group=group)
     return _wrap(xp.concatenate(parts, axis=dim))
 
 
-def _reduce_scatter_along(tensor: Tensor, dim: int, group) -> Tensor:
-    """The sum over the ranks of ``tensor``'s slice ``rank`` along ``dim`` (equal slices)."""
-    xp = backend.get_array_module(tensor.array)
+def _reduce_scatter_along(x: Tensor, dim: int, group) -> Tensor:
+    """The sum over the ranks of ``x``'s slice ``rank`` along ``dim`` (equal slices)."""
+    xp = backend.get_array_module(x.array)
     size = collectives.get_world_size(group)
-    parts = [xp.ascontiguousarray(part) for part in xp.split(tensor.array, size, axis=dim)]
+    parts = [xp.ascontiguousarray(part) for part in xp.split(x.array, size, axis=dim)]
     result = xp.empty_like(parts[0])
     collectives.reduce_scatter(result, parts, group=group)
     return _wrap(result)
 
 
-def _own_slice_last(tensor: Tensor, group) -> Tensor:
-    """This rank's equal slice of the last dimension (a copy)."""
-    size, rank = collectives.get_world_size(group), collectives.get_rank(group)
-    width = tensor.shape[-1] // size
-    xp = backend.get_array_module(tensor.array)
-    return _wrap(xp.ascontiguousarray(tensor.array[..., rank * width : (rank + 1) * width]))
+def _own_slice_along(x: Tensor, dim: int, group) -> Tensor:
+    """This rank's equal slice of ``dim`` (a copy)."""
+    xp = backend.get_array_module(x.array)
+    slices = xp.split(x.array, collectives.get_world_size(group), axis=dim)
+    return _wrap(xp.ascontiguousarray(slices[collectives.get_rank(group)]))
 
 
-class _CopyToRegion(Function):
-    """f: identity forward, all-reduce backward."""
+class _RegionMap(Function):
+    """One map of the table above: ``run`` is its forward; its backward applies ``conjugate``, the map it pairs with."""
 
-    @staticmethod
-    def forward(ctx, group, x):
-        ctx.group = group
-        return _wrap(_copy(x))
+    run = None
+    conjugate = None
 
-    @staticmethod
-    def backward(ctx, grad):
-        return None, _ReduceFromRegion.apply(ctx.group, grad)
-
-
-class _ReduceFromRegion(Function):
-    """g: all-reduce forward, identity backward."""
-
-    @staticmethod
-    def forward(ctx, group, x):
-        ctx.group = group
-        return _all_reduce(x, group)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return None, _CopyToRegion.apply(ctx.group, grad)
-
-
-class _GatherFromRegion(Function):
-    """All-gather along the last dim forward; this rank's slice backward."""
-
-    @staticmethod
-    def forward(ctx, group, x):
-        ctx.group = group
-        return _all_gather_along(x, -1, group)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return None, _ScatterToRegion.apply(ctx.group, grad)
-
-
-class _ScatterToRegion(Function):
-    """This rank's slice of the last dim forward; all-gather backward."""
-
-    @staticmethod
-    def forward(ctx, group, x):
-        ctx.group = group
-        return _own_slice_last(x, group)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return None, _GatherFromRegion.apply(ctx.group, grad)
-
-
-class _GatherFromSequenceRegion(Function):
-    """All-gather along ``dim`` forward; reduce-scatter (sum) along ``dim`` backward."""
-
-    @staticmethod
-    def forward(ctx, group, dim, x):
+    @classmethod
+    def forward(cls, ctx, group, dim, x):
         ctx.group, ctx.dim = group, dim
-        return _all_gather_along(x, dim, group)
+        return cls.run(x, dim, group)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return None, None, _ReduceScatterToSequenceRegion.apply(ctx.group, ctx.dim, grad)
+    @classmethod
+    def backward(cls, ctx, grad):
+        return None, None, cls.conjugate.apply(ctx.group, ctx.dim, grad)
 
 
-class _ReduceScatterToSequenceRegion(Function):
-    """Reduce-scatter (sum) along ``dim`` forward; all-gather along ``dim`` backward."""
+def _region_map(name: str, run) -> type:
+    doc = f"Forward: {run.__name__.strip('_')}; backward: the conjugate map (the module's table)."
+    return type(name, (_RegionMap,), {"run": staticmethod(run), "__doc__": doc, "__module__": __name__})
 
-    @staticmethod
-    def forward(ctx, group, dim, x):
-        ctx.group, ctx.dim = group, dim
-        return _reduce_scatter_along(x, dim, group)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return None, None, _GatherFromSequenceRegion.apply(ctx.group, ctx.dim, grad)
+# The maps of the module's table, by their forwards.
+_CopyToRegion = _region_map("_CopyToRegion", _identity)  # f
+_ReduceFromRegion = _region_map("_ReduceFromRegion", _all_reduce)  # g
+_GatherFromRegion = _region_map("_GatherFromRegion", _all_gather_along)  # along the last dim
+_ScatterToRegion = _region_map("_ScatterToRegion", _own_slice_along)  # of the last dim
+_GatherFromSequenceRegion = _region_map("_GatherFromSequenceRegion", _all_gather_along)  # along dim
+_ReduceScatterToSequenceRegion = _region_map("_ReduceScatterToSequenceRegion", _reduce_scatter_along)  # along dim
+
+# The conjugate pairs: each map's backward is the other map of its pair.
+_CopyToRegion.conjugate, _ReduceFromRegion.conjugate = _ReduceFromRegion, _CopyToRegion
+_GatherFromRegion.conjugate, _ScatterToRegion.conjugate = _ScatterToRegion, _GatherFromRegion
+_GatherFromSequenceRegion.conjugate = _ReduceScatterToSequenceRegion
+_ReduceScatterToSequenceRegion.conjugate = _GatherFromSequenceRegion
 
 
 def _checked(x, fn: str) -> Tensor:
@@ -198,7 +153,7 @@ def copy_to_tensor_parallel_region(x, group=None) -> Tensor:
     Raises:
         TypeError: ``x`` is not a Tensor.
     """
-    return _CopyToRegion.apply(group, _checked(x, "copy_to_tensor_parallel_region"))
+    return _CopyToRegion.apply(group, None, _checked(x, "copy_to_tensor_parallel_region"))
 
 
 def reduce_from_tensor_parallel_region(x, group=None) -> Tensor:
@@ -217,7 +172,7 @@ def reduce_from_tensor_parallel_region(x, group=None) -> Tensor:
     Raises:
         TypeError: ``x`` is not a Tensor.
     """
-    return _ReduceFromRegion.apply(group, _checked(x, "reduce_from_tensor_parallel_region"))
+    return _ReduceFromRegion.apply(group, None, _checked(x, "reduce_from_tensor_parallel_region"))
 
 
 def gather_from_tensor_parallel_region(x, group=None) -> Tensor:
@@ -236,7 +191,7 @@ def gather_from_tensor_parallel_region(x, group=None) -> Tensor:
     x = _checked(x, "gather_from_tensor_parallel_region")
     if x.ndim == 0:
         raise ValueError("gather_from_tensor_parallel_region: x must have at least one dimension to gather along")
-    return _GatherFromRegion.apply(group, x)
+    return _GatherFromRegion.apply(group, -1, x)
 
 
 def scatter_to_tensor_parallel_region(x, group=None) -> Tensor:
@@ -260,7 +215,7 @@ def scatter_to_tensor_parallel_region(x, group=None) -> Tensor:
             f"scatter_to_tensor_parallel_region: the last dimension of x {tuple(x.shape)} must divide by the "
             f"group size {size}"
         )
-    return _ScatterToRegion.apply(group, x)
+    return _ScatterToRegion.apply(group, -1, x)
 
 
 def _sequence_dim(x: Tensor, dim, fn: str) -> int:

@@ -109,6 +109,11 @@ class ParallelStyle:
     def __init__(self, *, input_layouts=None, output_layouts=None, use_local_output: bool = True):
         self.input_layouts = input_layouts if input_layouts is not None else self.default_input
         self.output_layouts = output_layouts if output_layouts is not None else self.default_output
+        if not use_local_output:
+            raise NotImplementedError(
+                f"{type(self).__name__}(use_local_output=False) needs DTensor outputs, which minigrad does not have; "
+                "leave use_local_output=True (plain local tensors)"
+            )
         self.use_local_output = use_local_output
 
     def accepts(self, input_layout, output_layout) -> bool:
@@ -116,20 +121,15 @@ class ParallelStyle:
         raise NotImplementedError(f"{type(self).__name__} is abstract: use ColwiseParallel or RowwiseParallel")
 
     def check(self, name: str, module) -> None:
-        """Raise when ``module`` (named ``name``), the layouts or ``use_local_output`` do not fit the style.
+        """Raise when ``module`` (named ``name``) or the layouts do not fit the style.
 
         Raises:
             TypeError: a column or row style on something other than an ``nn.Linear``.
-            NotImplementedError: an unsupported layout pair, or ``use_local_output=False``.
+            NotImplementedError: an unsupported layout pair.
         """
         style = type(self).__name__
         if not isinstance(module, Linear):
             raise TypeError(f"parallelize_module: {name!r} is a {type(module).__name__}; {style} splits nn.Linear only")
-        if not self.use_local_output:
-            raise NotImplementedError(
-                f"parallelize_module: {style} for {name!r} with use_local_output=False needs DTensor outputs, which "
-                "minigrad does not have; leave use_local_output=True (plain local tensors)"
-            )
         if not self.accepts(self.input_layouts, self.output_layouts):
             raise NotImplementedError(
                 f"parallelize_module: {style} for {name!r} with input_layouts={self.input_layouts}, output_layouts="
