@@ -22,7 +22,8 @@ The algorithm, in the order the code below follows it:
    because the Reducer offers each slot to the op that computes the
    gradient (``minigrad.engine.set_grad_destination``). The first hook of
    an iteration also queues the end-of-backward callback (step 6) and marks
-   the unused parameters ready (their slots hold zeros).
+   the unused parameters ready (their slots hold zeros, or the ``.grad``
+   they accumulated under ``no_sync``).
 4. **Launch in bucket order.** A bucket whose count reached zero is ready.
    Ready buckets are launched, strictly in bucket-index order on every rank
    (a bucket waits for all lower-index buckets). *How* a bucket is reduced
@@ -234,7 +235,9 @@ class Reducer:
             self._iteration_started = True
             engine.queue_callback(self._finalize_backward)
             for index in self._unused:
-                self._mark_ready(index, has_grad=False)
+                # Unused in this backward, but a .grad accumulated under no_sync is still this rank's
+                # gradient: reduce it (as PyTorch does), else the slot holds zeros.
+                self._mark_ready(index, has_grad=self.params[index].grad is not None)
         index = self._index_of[id(param)]
         if self._marked[index]:
             return  # a second accumulation in the same backward: the bucket already holds it

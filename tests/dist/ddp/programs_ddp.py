@@ -235,6 +235,20 @@ def unused_parameters(spec):
     return {"grads": _grads(model)}
 
 
+def unused_after_no_sync(spec):
+    """A parameter used only in a no_sync pass, unused in the synced one: its accumulated gradient is averaged."""
+    rank, world = ensure_init()
+    mg.manual_seed(0)
+    model = MaybeBranch().double()
+    ddp = dist.DistributedDataParallel(model, find_unused_parameters=True)
+    x = mg.tensor(np.full((2, 3), float(rank + 1)))
+    with ddp.no_sync():
+        ddp(x, spec["first_uses_extra"][rank]).sum().backward()
+    ddp(x, False).sum().backward()
+    ddp.close()
+    return _grads(model)
+
+
 def mismatched_models(spec):
     """Ranks build different models: DDP construction fails on every rank with a clear error."""
     rank, world = ensure_init()

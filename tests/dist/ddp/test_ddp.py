@@ -164,6 +164,19 @@ def test_find_unused_parameters_locally_unused_gets_average():
     assert results[0]["grads"]["main.weight"].tobytes() == results[1]["grads"]["main.weight"].tobytes()
 
 
+@pytest.mark.parametrize("first_uses_extra", [[True, True], [True, False], [False, True]])
+def test_a_parameter_used_only_under_no_sync_is_averaged_by_the_synced_backward(first_uses_extra):
+    # ``extra`` gets gradients in the no_sync pass only (input rank + 1 on 2 rows: 2 (rank + 1) per element),
+    # then the synced pass leaves it unused. Its accumulated gradient must still be averaged, as PyTorch
+    # does: unused in *this* backward is not unused in the accumulation.
+    results = get_pool(2).run(programs.unused_after_no_sync, {"first_uses_extra": first_uses_extra})
+    extra = sum(2.0 * (rank + 1) for rank, used in enumerate(first_uses_extra) if used) / 2
+    main = sum(2 * 2.0 * (rank + 1) for rank in range(2)) / 2
+    for res in results:
+        np.testing.assert_allclose(res["extra.weight"], np.full((2, 3), extra))
+        np.testing.assert_allclose(res["main.weight"], np.full((2, 3), main))
+
+
 def test_unused_parameter_without_flag_is_a_clear_error_not_a_hang():
     results = get_pool(2).run(programs.unused_parameters, {"find_unused": False, "use_extra": [False]})
     for res in results:
