@@ -181,6 +181,28 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = previous
 
+    def prepare_for_backward(self, outputs) -> None:
+        """Make the next backward of ``outputs`` average the gradients, deciding at backward time.
+
+        What ``forward`` does at its end outside ``no_sync``, for a caller
+        that ran its forwards under ``no_sync`` and learns only later which
+        backward is the last of a step: a pipeline stage arms the last
+        backward of each step this way (``minigrad_dist.pipelining``). That
+        backward averages every parameter's ``.grad`` across the group,
+        including what earlier backwards accumulated locally; with
+        ``find_unused_parameters`` the graph of ``outputs`` decides which
+        parameters are unused. Call it just before the backward, on every rank.
+
+        Args:
+            outputs: this module's forward outputs (a Tensor or nested tuples,
+                lists and dicts of them) whose backward comes next.
+
+        Raises:
+            RuntimeError: the previous backward did not finish reducing (names
+                the parameters that got no gradient), or an earlier error left DDP unusable.
+        """
+        self.reducer.prepare_for_backward(outputs)
+
     def register_comm_hook(self, state, hook) -> None:
         """Reduce each bucket with ``hook(state, bucket) -> Future`` (see algorithms.ddp_comm_hooks).
 

@@ -85,6 +85,26 @@ most ``p - s`` microbatches' activations (never more than ``p``) instead of ``m`
 Each stage does ``1/v`` of a rank's work, so the bubble's time shrinks by
 a factor ``v`` (from ``(p - 1)/m`` of the ideal step time to ``(p - 1)/(v m)``),
 for ``v`` times as many messages.
+**Data parallel replicas** (pipeline x data parallelism, as
+``torch.distributed.pipelining`` with DDP): ``dp`` copies of the pipeline
+each train on their own rows of the batch. Lay the ranks out as a device
+mesh, wrap each stage's module in ``DistributedDataParallel`` over the
+mesh's ``"dp"`` group and run the stages over its ``"pp"`` group
+(a ``"tp"`` dimension may split each stage's layers further,
+``minigrad_dist.tensor_parallel``)::
+
+    mesh = init_device_mesh("cpu", (dp, pp, tp), mesh_dim_names=("dp", "pp", "tp"))
+    ddp = DistributedDataParallel(stage_module, process_group=mesh["dp"].get_group())
+    stage = PipelineStage(ddp, stage_index, num_stages, group=mesh["pp"].get_group())
+
+1. Every forward of a microbatch runs under DDP's ``no_sync``: no backward
+   communicates, ``.grad`` accumulates over the microbatches.
+2. The stage's last backward of the step arms DDP's Reducer for that
+   microbatch's outputs just before it runs (``prepare_for_backward``); the
+   Reducer averages the accumulated gradients over the replicas, bucket by
+   bucket, overlapped with that backward: once per step and stage.
+3. The schedule divides by ``m`` afterwards; averaging and dividing commute,
+   so every replica holds the gradient of the whole batch of all replicas.
 """
 
 from __future__ import annotations

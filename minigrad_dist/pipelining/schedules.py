@@ -21,6 +21,9 @@ walks it, in this order:
    ``SEND_*`` start a nonblocking ``isend`` and move on, ``RECV_*`` wait for
    their message, at most ``timeout`` seconds. A message between two stages
    of the same rank (one rank, several stages) is handed over in memory.
+   Each stage's last ``B`` of the step is marked ``last_backward``: a stage
+   whose module is a ``DistributedDataParallel`` averages its gradients over
+   the data-parallel replicas there (``stage.py``, step 4).
 4. **Finish.** Wait for this rank's sends, divide the parameter
    gradients by ``n_microbatches`` (``scale_grads``, as PyTorch), append the
    per-microbatch losses to ``losses`` and return the last stage's outputs,
@@ -299,6 +302,7 @@ class _StepRun:
     # step 2 and 3 ------------------------------------------------------------------------------
 
     def execute(self, order) -> None:
+        self.last_backward = {a.stage: a.microbatch for a in order if a.kind == A.BACKWARD}
         for stage_index in self.stages:
             if stage_index > 0 and not self._is_local(stage_index - 1):
                 self._post_meta_receive(stage_index)
@@ -376,7 +380,7 @@ class _StepRun:
         stage = self.stages[action.stage]
         mb = action.microbatch
         grads = None if stage.is_last else self.received.pop((A.BACKWARD, action.stage, mb))
-        input_grads = stage.backward_one_chunk(mb, grads)
+        input_grads = stage.backward_one_chunk(mb, grads, last_backward=self.last_backward[action.stage] == mb)
         if not stage.is_first:
             self.to_send[(A.BACKWARD, action.stage, mb)] = list(input_grads)
 

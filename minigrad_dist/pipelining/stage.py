@@ -14,6 +14,20 @@ that microbatch's backward, the two ends of the autograd graph it built:
    ``loss.backward()``. Parameter gradients accumulate in ``.grad`` across
    microbatches. The stage then drops the microbatch's tensors, freeing its
    activations, and returns the input gradients.
+4. **Data parallel replicas.** When the submodule is a
+   ``DistributedDataParallel`` over the data-parallel group (the ranks that
+   run this same stage in other replicas of the pipeline; ``mesh["dp"]``),
+   every forward runs under its ``no_sync``, so no backward communicates
+   and ``.grad`` accumulates locally over the microbatches. Only the
+   stage's last backward of the step (the schedule says which) arms the
+   Reducer for that microbatch's outputs (``prepare_for_backward``), just
+   before it runs: that backward averages the accumulated gradients over
+   the replicas, bucket by bucket as they become ready, once per step. The
+   schedule's division by ``m`` comes after and commutes with the average,
+   so the result is the gradient of the whole batch of all replicas. At
+   construction the replicas check, with one ``all_gather`` over the
+   data-parallel group, that they build the same stage and that the group
+   holds no other rank of this pipeline.
 
 The stage counts the microbatches whose activations are still alive (a weak
 reference to each output: a microbatch counts until its output tensor,
@@ -35,6 +49,7 @@ import minigrad as mg
 from minigrad import autograd
 from minigrad.nn import Module
 from minigrad_dist import collectives
+from minigrad_dist.ddp.distributed import DistributedDataParallel
 
 __all__ = ["PipelineStage"]
 
@@ -52,8 +67,23 @@ class PipelineStage:
     a tuple of Tensors; the first stage takes the arguments of
     ``schedule.step`` cut into microbatches along dimension 0.
 
+    Data parallelism across replicas of the pipeline (step 4 of the module
+    docstring): pass the stage's module wrapped in
+    ``DistributedDataParallel(module, process_group=mesh["dp"].get_group())``
+    and the pipeline's group ``mesh["pp"].get_group()``::
+
+        mesh = init_device_mesh("cpu", (dp, pp), mesh_dim_names=("dp", "pp"))
+        ddp = DistributedDataParallel(stage_module, process_group=mesh["dp"].get_group())
+        stage = PipelineStage(ddp, stage_index, num_stages, group=mesh["pp"].get_group())
+
+    Gradients are then averaged over the replicas once per ``step``, in the
+    stage's last backward; the wait is bounded by DDP's timeout
+    (``init_process_group(timeout=...)``), and a timeout there raises a
+    ``TimeoutError`` naming the stage and the data-parallel ranks. Wrap the
+    ``step`` in ``ddp.no_sync()`` to accumulate over several steps without averaging.
+
     Args:
-        submodule: the ``nn.Module`` this stage runs.
+        submodule: the ``nn.Module`` this stage runs (may be a ``DistributedDataParallel``).
         stage_index: this stage's index, ``0 <= stage_index < num_stages``.
         num_stages: the number of stages of the whole pipeline.
         device: accepted for PyTorch's signature; the stage runs where its
@@ -68,8 +98,16 @@ class PipelineStage:
     Raises:
         TypeError: ``submodule`` is not a Module, or an index is not an int.
         ValueError: ``stage_index`` out of range, ``num_stages`` not a
-            multiple of the group size, or this stage belongs to another rank.
+            multiple of the group size, or this stage belongs to another rank;
+            with a ``DistributedDataParallel`` submodule, its group holds
+            other ranks of this pipeline, or its ranks build different stages
+            (raised on every rank of the DDP group).
         RuntimeError: no process group (call ``init_process_group`` first).
+
+    Warning:
+        With a ``DistributedDataParallel`` submodule the constructor is
+        collective over DDP's group (one ``all_gather``): every replica
+        builds its stages in the same order.
     """
 
     def __init__(self, submodule, stage_index, num_stages, device=None, input_args=None, output_args=None, group=None):
@@ -100,6 +138,9 @@ class PipelineStage:
         self.input_args = _as_tuple(input_args) if input_args is not None else None
         self.output_args = _as_tuple(output_args) if output_args is not None else None
         self.peak_live_activations = 0
+        self._ddp = submodule if isinstance(submodule, DistributedDataParallel) else None
+        if self._ddp is not None:
+            self._check_data_parallel_replicas()
         self._reset()
 
     @property
@@ -126,6 +167,33 @@ class PipelineStage:
         """The global rank that runs ``stage_index``."""
         return self.group.world_ranks[stage_index % self.group.size()]
 
+    def _check_data_parallel_replicas(self) -> None:
+        """Step 4 at construction: DDP's group crosses this pipeline only here, and its ranks build this stage."""
+        ddp_group = self._ddp.process_group
+        me = self.group.world_ranks[self.group.rank()]
+        shared = sorted(set(ddp_group.world_ranks) & set(self.group.world_ranks) - {me})
+        everyone = ddp_group.allgather_obj((self.stage_index, self.num_stages, shared))
+        ranks = ddp_group.world_ranks
+        crossing = [(ranks[i], s) for i, (_, _, s) in enumerate(everyone) if s]
+        if crossing:
+            rank, others = crossing[0]
+            raise ValueError(
+                f"PipelineStage: the DistributedDataParallel module of stage {self.stage_index} averages over "
+                f"world ranks {ranks}, but for world rank {rank} that group also holds world ranks {others}, "
+                "which run other stages of its pipeline; DDP must average over the ranks that run this same "
+                'stage in the other replicas: DistributedDataParallel(module, process_group=mesh["dp"].get_group()) '
+                'with PipelineStage(..., group=mesh["pp"].get_group())'
+            )
+        different = [(ranks[i], s, n) for i, (s, n, _) in enumerate(everyone) if (s, n) != everyone[0][:2]]
+        if different:
+            rank, stage, stages = different[0]
+            raise ValueError(
+                f"PipelineStage: the data-parallel replicas of DDP's group (world ranks {ranks}) must build the "
+                f"same stage, but world rank {ranks[0]} builds stage {everyone[0][0]} of {everyone[0][1]} and "
+                f"world rank {rank} stage {stage} of {stages}; give every replica the same stage_index and "
+                "num_stages (the dp groups of a device mesh do)"
+            )
+
     def _reset(self) -> None:
         """Forget the previous step's microbatches (the schedule calls this when a step begins)."""
         self._inputs = {}
@@ -150,7 +218,7 @@ class PipelineStage:
             args = tuple(_leaf(a) for a in args)
         elif self.input_args is not None:
             _check_like(args, self.input_args, f"stage {self.stage_index}'s input microbatch", "input_args")
-        outputs = _as_tuple(self.submod(*args), what=f"stage {self.stage_index}'s forward output")
+        outputs = _as_tuple(self._run_submodule(args), what=f"stage {self.stage_index}'s forward output")
         if self.output_args is not None:
             _check_like(outputs, self.output_args, f"stage {self.stage_index}'s output", "output_args")
         self.output_shapes = [(tuple(o.shape), np.dtype(o.dtype)) for o in outputs]
@@ -158,6 +226,12 @@ class PipelineStage:
         self._outputs[microbatch] = outputs
         self._alive[microbatch] = [weakref.ref(o) for o in outputs]
         return outputs
+
+    def _run_submodule(self, args):
+        if self._ddp is None:
+            return self.submod(*args)
+        with self._ddp.no_sync():  # step 4: the Reducer is armed at backward time, for the last backward only
+            return self.submod(*args)
 
     def release(self, microbatch: int) -> None:
         """Drop what the forward of ``microbatch`` kept (a schedule without backward calls this after each forward)."""
@@ -171,30 +245,55 @@ class PipelineStage:
 
     # -- step 3: backward ------------------------------------------------------------------------
 
-    def backward_one_chunk(self, microbatch: int, output_grads=None) -> tuple:
+    def backward_one_chunk(self, microbatch: int, output_grads=None, last_backward: bool = False) -> tuple:
         """Backward of one microbatch: returns the gradients of its received inputs (zeros where unused).
 
         The last stage differentiates its loss; other stages feed
         ``output_grads`` (one per output) into their outputs' graph. The
-        microbatch's tensors are dropped afterwards.
+        microbatch's tensors are dropped afterwards. ``last_backward``: this
+        is the stage's last backward of the step; with a
+        ``DistributedDataParallel`` submodule (outside its ``no_sync``) this
+        backward averages the accumulated gradients over DDP's group (step 4).
 
         Raises:
-            RuntimeError: no forward of this microbatch is held (the schedule ran B before F).
+            RuntimeError: no forward of this microbatch is held (the schedule
+                ran B before F), or DDP's averaging failed (its error).
+            TimeoutError: DDP's averaging waited longer than its timeout for
+                another replica (names the stage and the data-parallel ranks).
         """
         if microbatch not in self._outputs:
             raise RuntimeError(f"stage {self.stage_index}: backward of microbatch {microbatch} before its forward")
         outputs = self._outputs.pop(microbatch)
         inputs = self._inputs.pop(microbatch)
+        if last_backward and self._ddp is not None and self._ddp.require_backward_grad_sync:
+            self._ddp.prepare_for_backward(outputs)
+            self._backward_averaging(microbatch, outputs, output_grads)
+        else:
+            self._run_backward(microbatch, outputs, output_grads)
+        del outputs
+        if self.is_first:
+            return ()
+        return tuple(x.grad.array if x.grad is not None else mg.zeros_like(x).array for x in inputs)
+
+    def _run_backward(self, microbatch, outputs, output_grads) -> None:
         if self.is_last:
             self._losses.pop(microbatch).backward()
         else:
             pairs = [(o, mg.Tensor(g)) for o, g in zip(outputs, output_grads) if o.requires_grad]
             if pairs:
                 autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
-        del outputs
-        if self.is_first:
-            return ()
-        return tuple(x.grad.array if x.grad is not None else mg.zeros_like(x).array for x in inputs)
+
+    def _backward_averaging(self, microbatch, outputs, output_grads) -> None:
+        """The armed last backward: DDP's timeouts get the pipeline's context (which stage, which replicas)."""
+        try:
+            self._run_backward(microbatch, outputs, output_grads)
+        except TimeoutError as error:
+            raise TimeoutError(
+                f"pipeline stage {self.stage_index}: averaging its gradients over the data-parallel replicas "
+                f"(world ranks {self._ddp.process_group.world_ranks}) in its last backward of the step "
+                f"(microbatch {microbatch}) timed out: {error}. Did a replica fail first (see its error), or do "
+                "the replicas run different schedules, microbatch counts or numbers of steps?"
+            ) from error
 
     def scale_grads(self, grad_scale_factor: int) -> None:
         """Divide this stage's parameter gradients by ``grad_scale_factor`` (the schedule passes the microbatch count).
