@@ -1,0 +1,171 @@
+"""8 and 16 ranks on this 2-core machine: DDP, a parameter server, distributed autograd, and polite waiting.
+
+Every case runs on real MPI ranks (oversubscribed: up to 8 ranks per
+core), through the testing kit's pools, and compares with one process:
+
+* DDP equals one process on the full batch (float64, rtol 1e-10) through
+  each way of reducing buckets: shared memory, ``Iallreduce``, and two
+  levels on simulated nodes (``MPIR_CVAR_NUM_CLIQUES=2``: two nodes of
+  ``n/2`` ranks); the testing kit's oracle runs the ranks' side;
+* a parameter server with 8 and 15 trainers ends with the parameters of the
+  same updates computed serially;
+* a distributed backward through a chain of nested RPCs that visits every
+  worker, then a fan-out to all of them, gives local autograd's gradients;
+* ranks waiting for a busy rank leave it the CPU.
+
+The larger pools are closed when this module is done: an idle 16-rank pool
+still wakes each rank up to 1000 times a second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from minigrad_dist.testing import MPIPool, assert_ddp_matches_local, oracles, strategies
+from tests.dist.conftest import get_pool
+from tests.dist.scale import programs_many_ranks as programs
+from tests.dist.topology.programs_topology import strategy_chosen
+
+pytestmark = pytest.mark.timeout(240)
+
+SETTINGS = settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+TASK_TIMEOUT = 150.0
+CLIQUES = {"MPIR_CVAR_NUM_CLIQUES": "2"}
+REDUCTIONS = {
+    "shared memory": ({"MINIGRAD_DDP_SHM": "1"}, "SharedMemoryStrategy"),
+    "Iallreduce": ({"MINIGRAD_DDP_SHM": "0"}, "IallreduceStrategy"),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_large_pools():
+    yield
+    for world_size in (8, 9, 16):
+        get_pool(world_size).close()
+
+
+@pytest.fixture(scope="module")
+def two_node_pools():
+    """Pools of 8 and 16 ranks whose MPI sees two nodes (ranks alternate between them)."""
+    pools = {n: MPIPool(n, env=CLIQUES) for n in (8, 16)}
+    yield pools
+    for pool in pools.values():
+        pool.close()
+
+
+def check_ddp_equals_local(world_size, env):
+    """Drawn models, data and DDP options: every rank's gradients and parameters equal one process's."""
+
+    @SETTINGS
+    @given(case=strategies.ddp_cases(world_size, max_steps=2, max_batch_per_rank=2))
+    def check(case):
+        assert_ddp_matches_local(
+            case.model_fn,
+            case.data,
+            world_size=world_size,
+            rtol=1e-10,
+            atol=1e-12,
+            optimizer="SGD",
+            optimizer_kwargs={"lr": 0.1, "momentum": 0.9},
+            ddp_kwargs=case.ddp_kwargs,
+            seed=case.seed,
+            env=env,
+            timeout=TASK_TIMEOUT,
+        )
+
+    check()
+
+
+@pytest.mark.parametrize("reduction", sorted(REDUCTIONS))
+@pytest.mark.parametrize("world_size", [8, 16])
+def test_ddp_equals_local_on_many_ranks(world_size, reduction):
+    env, expected = REDUCTIONS[reduction]
+    chosen = get_pool(world_size).run(strategy_chosen, {"env": env}, timeout=TASK_TIMEOUT)
+    assert chosen == [expected] * world_size
+    check_ddp_equals_local(world_size, env)
+
+
+@pytest.mark.parametrize("world_size", [8, 16])
+def test_ddp_through_two_levels_equals_local_on_two_simulated_nodes(two_node_pools, monkeypatch, world_size):
+    pool = two_node_pools[world_size]
+    assert pool.run(strategy_chosen, {"env": {}}, timeout=TASK_TIMEOUT) == ["HierarchicalStrategy"] * world_size
+    monkeypatch.setattr(oracles, "get_pool", lambda n: pool)
+    check_ddp_equals_local(world_size, {})
+
+
+@st.composite
+def parameter_server_specs(draw, trainers):
+    """A model, rounds and per-trainer batches for ``programs.parameter_server_rounds``."""
+    model = draw(strategies.model_specs(max_depth=2, max_width=8, unused_branch=False))
+    rounds, batch = draw(st.integers(2, 3)), draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    return {
+        "model": model,
+        "model_seed": draw(st.integers(0, 2**16)),
+        "lr": 0.1,
+        "momentum": 0.9,
+        "x": rng.standard_normal((rounds, trainers, batch, model["in_features"])),
+        "y": rng.integers(0, model["classes"], size=(rounds, trainers, batch)),
+    }
+
+
+@pytest.mark.parametrize("world_size", [9, 16], ids=["8 trainers", "15 trainers"])
+def test_parameter_server_ends_with_the_serial_updates(world_size):
+    """Each round every trainer computes its gradient from the same weights, then steps its own SGD on the server.
+
+    Serially: the same gradients by local autograd, then one SGD (with its
+    own momentum) per trainer stepping the same parameters.
+    """
+    pool = get_pool(world_size)
+
+    @SETTINGS
+    @given(spec=parameter_server_specs(world_size - 1))
+    def check(spec):
+        results = pool.run(programs.parameter_server_rounds, spec, timeout=TASK_TIMEOUT)
+        serial = programs.parameter_server_serially(spec)
+        for name, want in serial["params"].items():
+            np.testing.assert_allclose(results[0][name], want, rtol=1e-10, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(results[1:], serial["losses"], rtol=1e-10, atol=1e-12)
+
+    check()
+
+
+@pytest.mark.parametrize("mode", ["fast", "smart"])
+@pytest.mark.parametrize("world_size", [8, 16])
+def test_distributed_backward_through_every_worker_equals_local(world_size, mode):
+    pool = get_pool(world_size)
+
+    @SETTINGS
+    @given(chain=st.permutations(range(world_size)), n=st.integers(1, 3), seed=st.integers(0, 2**16))
+    def check(chain, n, seed):
+        spec = {"chain": list(chain), "n": n, "seed": seed, "mode": mode}
+        results = pool.run(programs.chain_through_every_worker, spec, timeout=TASK_TIMEOUT)
+        result = results[0]["result"]
+        np.testing.assert_allclose(*result["loss"], rtol=1e-12)
+        assert len(result["dist"]) == 1 + 2 * world_size
+        for index, (got, want) in enumerate(zip(result["dist"], result["local"])):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=f"leaf {index}")
+        assert [r["contexts_left"] for r in results] == [0] * world_size, "contexts must be released everywhere"
+
+    check()
+
+
+def test_idle_ranks_of_a_16_rank_pool_leave_the_cpu_to_the_rank_that_works():
+    """Rank 0 computes about half a second while 15 ranks wait in the pool's wait between tasks.
+
+    Spinning waiters would take nearly both cores (15 of 16 runnable
+    processes); polite ones wake about 1000 times a second each and stay
+    under a quarter of the two cores together.
+    """
+    results = get_pool(16).run(
+        programs.ranks_wait_while_one_computes, {"mode": "pool wait", "iterations": 200}, timeout=TASK_TIMEOUT
+    )
+    busy, waiters = results[0], results[1:]
+    assert all(w["wall"] >= 0.5 * busy["wall"] for w in waiters), "the waiters must wait for rank 0"
+    waiting_cpu = sum(w["cpu"] for w in waiters)
+    assert waiting_cpu < 0.5 * busy["wall"], (
+        f"15 waiting ranks used {waiting_cpu:.2f} s of CPU while rank 0 computed for {busy['wall']:.2f} s"
+    )
