@@ -102,6 +102,7 @@ class MPIPool:
         self.cwd = cwd
         self.proc = None
         self.output_tail = []
+        self._unread = b""
 
     def start(self) -> None:
         """Launch the ranks (``run`` does this when needed)."""
@@ -117,6 +118,7 @@ class MPIPool:
             bufsize=1,
         )
         self.output_tail = []
+        self._unread = b""
 
     def run(self, function, *args, timeout: float = 120.0) -> list:
         """Run ``function(*args)`` on every rank; return the per-rank results (index = rank).
@@ -148,27 +150,43 @@ class MPIPool:
         return [r[1] for r in results]
 
     def _read_result(self, timeout):
-        selector = selectors.DefaultSelector()
-        selector.register(self.proc.stdout, selectors.EVENT_READ)
         deadline = time.monotonic() + timeout
-        try:
-            while True:
+        while True:
+            line = self._next_line(deadline)
+            if line is None:
+                self._kill()
+                raise PoolTimeout(
+                    f"no result from the {self.world_size}-rank pool within {timeout:g} s; "
+                    "killed it. Last output:\n" + "".join(self.output_tail[-40:])
+                )
+            if not line:
+                self._kill()
+                raise PoolTimeout("the MPI pool exited. Last output:\n" + "".join(self.output_tail[-40:]))
+            if line.startswith(RESULT_PREFIX):
+                return pickle.loads(base64.b64decode(line[len(RESULT_PREFIX) :]))
+            self.output_tail = (self.output_tail + [line])[-200:]
+
+    def _next_line(self, deadline):
+        """The ranks' next line of output; None when ``deadline`` passes first, "" when they exited.
+
+        Reads the pipe's file descriptor itself: a buffered ``readline`` could
+        take the result line into its buffer together with a printed line
+        before it, and the next wait on the descriptor would never wake.
+        """
+        fd = self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._unread:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not selector.select(remaining):
-                    self._kill()
-                    raise PoolTimeout(
-                        f"no result from the {self.world_size}-rank pool within {timeout:g} s; "
-                        "killed it. Last output:\n" + "".join(self.output_tail[-40:])
-                    )
-                line = self.proc.stdout.readline()
-                if not line:
-                    self._kill()
-                    raise PoolTimeout("the MPI pool exited. Last output:\n" + "".join(self.output_tail[-40:]))
-                if line.startswith(RESULT_PREFIX):
-                    return pickle.loads(base64.b64decode(line[len(RESULT_PREFIX) :]))
-                self.output_tail = (self.output_tail + [line])[-200:]
-        finally:
-            selector.close()
+                    return None
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    rest, self._unread = self._unread, b""
+                    return rest.decode(errors="replace")
+                self._unread += chunk
+        line, self._unread = self._unread.split(b"\n", 1)
+        return line.decode(errors="replace") + "\n"
 
     def _kill(self) -> None:
         if self.proc is not None:

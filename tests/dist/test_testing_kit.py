@@ -267,3 +267,16 @@ def test_pool_runs_on_every_rank_and_recovers_from_a_timeout():
 def test_an_unpicklable_result_is_an_error_not_a_hang():
     with pytest.raises(RankFailure, match="unpicklable_result failed on rank"):
         get_pool(2).run(unpicklable_result, timeout=30)
+
+
+def print_then_return(value):
+    print(f"rank output before the result: {value}", flush=True)
+    return value
+
+
+def test_a_task_that_prints_just_before_its_result_is_answered_every_time():
+    # The printed line and the result line often arrive in one read: the result must not be left waiting
+    # in a buffer while the pool waits for more output (that failed as a false PoolTimeout).
+    pool = get_pool(1)
+    assert [pool.run(print_then_return, i, timeout=30)[0] for i in range(30)] == list(range(30))
+    assert any("rank output before the result: 29" in line for line in pool.output_tail)
