@@ -214,6 +214,30 @@ def _launch_mismatch(comm, rank, world_size, use_env, fn="init_process_group") -
                     f"{fn}: the environment variable {env}={value} but MPI says {name} is "
                     f"{actual[name]} (unset {env}, or launch with python -m minigrad_dist.run, which sets it)"
                 )
+    return _launcher_mismatch(actual["world_size"], fn) if use_env else None
+
+
+# What each MPI launcher tells the processes it starts: how many it started.
+_LAUNCHER_WORLD_SIZES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
+
+
+def _launcher_mismatch(mpi_size: int, fn: str) -> str | None:
+    """Why the launcher's process count disagrees with MPI's world (another MPI's mpiexec); None if it agrees.
+
+    mpi4py built for one MPI library but started by another library's
+    ``mpiexec`` gives every process a world of its own: each would train alone.
+    """
+    for variable in _LAUNCHER_WORLD_SIZES:
+        value = os.environ.get(variable, "").strip()
+        if value.isdigit() and int(value) != mpi_size:
+            MPI = load_mpi()
+            library = MPI.Get_library_version().splitlines()[0].strip()
+            return (
+                f"{fn}: the launcher started {value} processes ({variable}={value}) but MPI sees a world of "
+                f"{mpi_size}: mpi4py uses another MPI library ({library}) than the mpiexec that started this "
+                "program. Launch with that library's mpiexec (with the pip mpich wheel: the mpiexec in the "
+                "virtual environment's bin), or rebuild mpi4py against the MPI whose mpiexec you use"
+            )
     return None
 
 

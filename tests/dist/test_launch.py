@@ -190,3 +190,23 @@ def test_process_exceptions_mirror_pytorchs():
         mp.set_start_method("fork")
     with pytest.raises(ValueError, match="nprocs"):
         mp.spawn(print, nprocs=0)
+
+
+@pytest.mark.parametrize("variable", ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])
+def test_another_mpis_launcher_is_a_clear_error_not_a_world_per_process(variable):
+    # Open MPI's mpiexec starting a program whose mpi4py uses MPICH (or the reverse) gives each process
+    # a world of one: each would train alone, silently. The launcher's own count gives it away.
+    program = (
+        "import minigrad_dist as dist\n"
+        "try:\n"
+        "    dist.init_process_group()\n"
+        "except ValueError as error:\n"
+        "    print(error)\n"
+        "else:\n"
+        "    print('initialized a world of', dist.get_world_size())\n"
+    )
+    env = dict(mpi_env(), **{variable: "3"})
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", program], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert f"the launcher started 3 processes ({variable}=3) but MPI sees a world of 1" in done.stdout, done
+    assert "mpiexec" in done.stdout
