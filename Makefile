@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: demo test lint bench soak clean notebooks notebooks-build docs
+.PHONY: demo test lint bench soak clean notebooks notebooks-build docs gpu-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,14 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 
-test: $(VENV)/.installed lint
+# CuPy for tests/minigrad/test_cupy_api_names.py alone (its API imports without a GPU), outside the virtualenv's
+# packages: minigrad imports CuPy whenever it can, and the other tests expect a CPU-only install.
+CUPY_API := $(VENV)/cupy-api
+$(CUPY_API)/.installed: | $(PY)
+	$(PY) -m pip install --quiet --no-deps --target $(CUPY_API) "cupy-cuda12x>=14,<15" "cuda-pathfinder>=1.3.4,<2"
+	touch $@
+
+test: $(VENV)/.installed $(CUPY_API)/.installed lint
 	$(PY) -m pytest -q
 
 # The teaching notebooks, run headless with their assertions (`make test` runs them too, as tests/).
@@ -48,6 +55,17 @@ bench: $(VENV)/.installed
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_rpc.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_models.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/bench_dataloader.py
+
+# On a machine with a GPU: the CUDA cases of the test suite (the "cuda" device parameter, test_names' needs_gpu),
+# then the GPU benchmark, DDP included (staged through host memory vs CUDA-aware MPI where the MPI library is).
+# Fails, saying why, where CuPy sees no GPU. GPU_PY: a Python that has CuPy and a CUDA PyTorch, if not the venv's.
+GPU_PY ?= $(PY)
+GPU_TESTS ?= tests
+gpu-check: $(if $(filter $(PY),$(GPU_PY)),$(VENV)/.installed)
+	@$(GPU_PY) -c "from minigrad import backend; import sys; r = backend.cuda_unavailable_reason(); \
+		sys.exit(f'gpu-check needs a usable GPU: {r}') if r else print('gpu-check: CUDA devices:', backend.cuda_device_count())"
+	$(GPU_PY) -m pytest -q -k "cuda or gpu" -p no:cacheprovider $(GPU_TESTS)
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GPU_PY) benchmarks/bench_gpu.py --quick --ddp --out build/gpu-check.json
 
 # Long runs that must keep memory and object counts flat (2000 DDP steps, 2000 contexts).
 soak: $(VENV)/.installed

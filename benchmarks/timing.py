@@ -99,13 +99,13 @@ def merge_runs(runs):
     return first
 
 
-def side_parser(doc: str, out) -> argparse.ArgumentParser:
+def side_parser(doc: str, out, roles=("minigrad", "torch")) -> argparse.ArgumentParser:
     """The command line every two-sided benchmark takes: ``--quick``, ``--ranks``, ``--out``, and the driver's
-    ``--role``/``--part`` for the ranks it launches."""
+    ``--role`` (one of ``roles``) and ``--part`` for the ranks it launches."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--ranks", type=int, default=2)
-    parser.add_argument("--role", choices=["minigrad", "torch"])
+    parser.add_argument("--role", choices=list(roles))
     parser.add_argument("--part")
     parser.add_argument("--out", default=str(out))
     return parser
