@@ -102,7 +102,7 @@ class MPIPool:
         self.cwd = cwd
         self.proc = None
         self.output_tail = []
-        self._unread = b""
+        self._unread = bytearray()
 
     def start(self) -> None:
         """Launch the ranks (``run`` does this when needed)."""
@@ -118,7 +118,7 @@ class MPIPool:
             bufsize=1,
         )
         self.output_tail = []
-        self._unread = b""
+        self._unread = bytearray()
 
     def run(self, function, *args, timeout: float = 120.0) -> list:
         """Run ``function(*args)`` on every rank; return the per-rank results (index = rank).
@@ -176,16 +176,20 @@ class MPIPool:
         fd = self.proc.stdout.fileno()
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._unread:
+            end = self._unread.find(b"\n")
+            while end < 0:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not selector.select(remaining):
                     return None
-                chunk = os.read(fd, 1 << 16)
+                chunk = os.read(fd, 1 << 20)
                 if not chunk:
-                    rest, self._unread = self._unread, b""
+                    rest, self._unread = bytes(self._unread), bytearray()
                     return rest.decode(errors="replace")
+                newline = chunk.find(b"\n")  # only the new bytes: a result line can be hundreds of MB
+                end = -1 if newline < 0 else len(self._unread) + newline
                 self._unread += chunk
-        line, self._unread = self._unread.split(b"\n", 1)
+        line = bytes(self._unread[:end])
+        del self._unread[: end + 1]
         return line.decode(errors="replace") + "\n"
 
     def _kill(self) -> None:
