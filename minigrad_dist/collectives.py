@@ -28,6 +28,7 @@ import numpy as np
 from minigrad import backend as array_backend  # not `backend`: init_process_group has an argument of that name
 from minigrad.tensor import Tensor
 from minigrad_dist import debug as _debug
+from minigrad_dist import waiting
 from minigrad_dist.failure import install_failure_handlers
 from minigrad_dist.mpi import finish_buffer, load_mpi, mpi_buffer
 from minigrad_dist.process_group import ProcessGroup, ReduceOp, RoundRobinProcessGroup, Work
@@ -188,6 +189,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     else:
         _world.default_group = ProcessGroup(comm)
     _world.p2p_comms[_world.default_group] = _world.default_group.comm.Dup()
+    waiting.set_oversubscribed(_world.default_group.topology.oversubscribed)
     _world.timeout = timeout
     _world.backend = backend
     if array_backend.cuda_is_available():

@@ -10,6 +10,12 @@ MPICH advances nonblocking requests only inside MPI calls (see
 MPI_NOTES.md), so whoever waits for overlap must call ``Work.is_completed()``
 now and then; the DDP Reducer does this from its gradient hooks.
 
+Blocking calls are MPI's blocking collectives, which spin while they wait:
+the fastest wait when every rank has a core of its own. Where a node holds
+more ranks than cores (``Topology.oversubscribed``), a group starts the nonblocking
+collective instead and waits politely (``wait_politely``), so waiting ranks
+leave the cores to the ranks that still work (``ProcessGroup.polite_blocking``).
+
 Ranks passed to ProcessGroup methods are ranks *within the group*; the
 module-level API in ``collectives.py`` translates PyTorch's global ranks.
 
@@ -37,8 +43,12 @@ from minigrad_dist.topology import Hierarchy, Topology, hierarchical_setting
 
 # How a collective's wait pauses (waiting.py). It yields first: a large message crosses shared memory in chunks,
 # each needing both ranks to poll, so a sleeping rank would stretch every chunk. After 2 ms most polls still
-# yield, and one in 64 sleeps 50 us, so a long wait leaves the CPU to the ranks that still work.
-COLLECTIVE_BACKOFF = waiting.Backoff(yield_window=2e-3, first_sleep=5e-5, longest_sleep=5e-5, yields_per_sleep=63)
+# yield, and one in 64 sleeps 50 us. After 20 ms the peer is computing, not moving chunks: only sleeps, up to
+# 1 ms, so a long wait leaves the CPU to the ranks that still work (with ranks outnumbering the cores, 15 ranks
+# yielding while one computed took half of the two cores; idle, a tenth).
+COLLECTIVE_BACKOFF = waiting.Backoff(
+    yield_window=2e-3, first_sleep=5e-5, longest_sleep=5e-5, yields_per_sleep=63, patience=2e-2, idle_sleep=1e-3
+)
 
 
 # All-reduces of at least this many bytes go through two levels when the group spans nodes; smaller ones stay
@@ -212,6 +222,13 @@ class ProcessGroup:
     Attributes:
         spin_wait: untimed waits block inside MPI instead of polling politely
             (``MINIGRAD_DIST_WAIT=spin``, read when the group is built).
+        polite_blocking: blocking collectives (``async_op=False``) start the
+            nonblocking MPI call and wait politely, because some node holds
+            more ranks of the group than its ranks may use cores
+            (``Topology.oversubscribed``) and ``MINIGRAD_DIST_WAIT`` is not ``spin``:
+            MPI's blocking calls spin, and a spinning rank takes the core of
+            a rank that still works. Every rank makes the same choice (MPI
+            matches a blocking collective only with blocking ones).
         topology: where the ranks sit (``minigrad_dist.topology.Topology``).
         two_level: the ``TwoLevelAllreduce`` large all-reduces go through, or
             None (the group is one node, or ``MINIGRAD_DIST_HIERARCHICAL``
@@ -230,6 +247,10 @@ class ProcessGroup:
         self.spin_wait = waiting.spin_requested()
         self.debug_checker = None  # made by the first collective checked in debug mode (debug.verify)
         self.topology = Topology.of(self.comm)
+        # The topology is the same on every rank; the spin setting may not be: agree (MPI matches a
+        # blocking collective only with blocking ones).
+        polite = self.topology.oversubscribed and not self.spin_wait
+        self.polite_blocking = bool(self.comm.allreduce(int(polite), op=load_mpi().MAX))
         self.two_level = None
         if allow_two_level:
             wanted = self.topology.wants_two_levels(setting)
@@ -269,6 +290,13 @@ class ProcessGroup:
             self.comm.Free()
             self.comm = None
 
+    @staticmethod
+    def _started(work: Work, async_op: bool) -> Work:
+        """A nonblocking collective's ``work``, waited for here unless the caller asked for ``async_op``."""
+        if not async_op:
+            work.wait()
+        return work
+
     # -- collectives on arrays ---------------------------------------------------
 
     def allreduce(self, array, op=ReduceOp.SUM, async_op=False) -> Work:
@@ -293,8 +321,9 @@ class ProcessGroup:
         comm = self._next_comm()
         copy_back = None if buf is array else (lambda: finish_buffer(array, buf))
         done = _chain(copy_back, divide)
-        if async_op:
-            return Work(comm.Iallreduce(MPI.IN_PLACE, buf, _mpi_op(op)), done, [array], "all_reduce", self.spin_wait)
+        if async_op or self.polite_blocking:
+            request = comm.Iallreduce(MPI.IN_PLACE, buf, _mpi_op(op))
+            return self._started(Work(request, done, [array], "all_reduce", self.spin_wait), async_op)
         comm.Allreduce(MPI.IN_PLACE, buf, _mpi_op(op))
         return Work(None, done, [array], "all_reduce")
 
@@ -306,8 +335,8 @@ class ProcessGroup:
         buf = mpi_buffer(array)
         comm = self._next_comm()
         done = None if buf is array else (lambda: finish_buffer(array, buf))
-        if async_op:
-            return Work(comm.Ibcast(buf, root=src), done, [array], "broadcast", self.spin_wait)
+        if async_op or self.polite_blocking:
+            return self._started(Work(comm.Ibcast(buf, root=src), done, [array], "broadcast", self.spin_wait), async_op)
         comm.Bcast(buf, root=src)
         return Work(None, done, [array], "broadcast")
 
@@ -326,9 +355,10 @@ class ProcessGroup:
             for r, out in enumerate(outputs):
                 out[...] = xp_empty[r]
 
-        if async_op:
+        if async_op or self.polite_blocking:
             request = comm.Iallgather(send, recv)
-            return Work(request, unpack, outputs, "all_gather", self.spin_wait, buffers=(send, recv))
+            work = Work(request, unpack, outputs, "all_gather", self.spin_wait, buffers=(send, recv))
+            return self._started(work, async_op)
         comm.Allgather(send, recv)
         return Work(None, unpack, outputs, "all_gather")
 
@@ -344,9 +374,10 @@ class ProcessGroup:
         comm = self._next_comm()
         copy_back = None if recv is output else (lambda: finish_buffer(output, recv))
         done = _chain(copy_back, divide)
-        if async_op:
+        if async_op or self.polite_blocking:
             request = comm.Ireduce_scatter_block(send, recv, _mpi_op(op))
-            return Work(request, done, [output], "reduce_scatter", self.spin_wait, buffers=(send, recv))
+            work = Work(request, done, [output], "reduce_scatter", self.spin_wait, buffers=(send, recv))
+            return self._started(work, async_op)
         comm.Reduce_scatter_block(send, recv, _mpi_op(op))
         return Work(None, done, [output], "reduce_scatter")
 
@@ -364,9 +395,10 @@ class ProcessGroup:
         done = _chain(copy_back, divide)
         send = MPI.IN_PLACE if is_root else buf
         recv = buf if is_root else None
-        if async_op:
+        if async_op or self.polite_blocking:
             request = comm.Ireduce(send, recv, _mpi_op(op), root=dst)
-            return Work(request, done, [array], "reduce", self.spin_wait, buffers=(send, recv))
+            work = Work(request, done, [array], "reduce", self.spin_wait, buffers=(send, recv))
+            return self._started(work, async_op)
         comm.Reduce(send, recv, _mpi_op(op), root=dst)
         return Work(None, done, [array], "reduce")
 
@@ -387,9 +419,10 @@ class ProcessGroup:
                 for r, out in enumerate(outputs):
                     out[...] = stacked[r]
 
-        if async_op:
+        if async_op or self.polite_blocking:
             request = comm.Igather(send, recv, root=dst)
-            return Work(request, unpack, outputs, "gather", self.spin_wait, buffers=(send, recv))
+            work = Work(request, unpack, outputs, "gather", self.spin_wait, buffers=(send, recv))
+            return self._started(work, async_op)
         comm.Gather(send, recv, root=dst)
         return Work(None, unpack, outputs, "gather")
 
@@ -403,9 +436,10 @@ class ProcessGroup:
         recv = mpi_buffer(array)
         comm = self._next_comm()
         done = None if recv is array else (lambda: finish_buffer(array, recv))
-        if async_op:
+        if async_op or self.polite_blocking:
             request = comm.Iscatter(send, recv, root=src)
-            return Work(request, done, [array], "scatter", self.spin_wait, buffers=(send, recv))
+            work = Work(request, done, [array], "scatter", self.spin_wait, buffers=(send, recv))
+            return self._started(work, async_op)
         comm.Scatter(send, recv, root=src)
         return Work(None, done, [array], "scatter")
 
@@ -414,8 +448,8 @@ class ProcessGroup:
         if debug.checking():
             debug.verify(self, "barrier()")
         comm = self._next_comm()
-        if async_op:
-            return Work(comm.Ibarrier(), None, None, "barrier", self.spin_wait)
+        if async_op or self.polite_blocking:
+            return self._started(Work(comm.Ibarrier(), None, None, "barrier", self.spin_wait), async_op)
         comm.Barrier()
         return Work(None, None, None, "barrier")
 

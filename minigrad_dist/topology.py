@@ -32,6 +32,7 @@ the slices ``s`` with ``s % n == l``, so every rank of every node works.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -60,14 +61,17 @@ class Topology:
         rank: this process's rank in the group.
         node_of: the node id of each group rank (nodes numbered by their leaders' ranks).
         local_rank_of: each group rank's rank among the ranks of its node.
+        node_cores: the cores each node's ranks may run on together, by node
+            id (the union of their CPU affinities; empty when unknown).
 
     Everything else is derived: ``node_id``, ``local_rank``, ``local_size``,
-    ``num_nodes``, ``leaders``, ``local_sizes``, ``ranks_on(node)``.
+    ``num_nodes``, ``leaders``, ``local_sizes``, ``ranks_on(node)``, ``oversubscribed``.
     """
 
     rank: int
     node_of: tuple
     local_rank_of: tuple
+    node_cores: tuple = ()
 
     @classmethod
     def of(cls, comm) -> Topology:
@@ -78,14 +82,20 @@ class Topology:
         try:
             local_rank = node.Get_rank()
             leader = node.bcast(rank, root=0)
+            cores = len(set().union(*node.allgather(_affinity())))
         finally:
             node.Free()
-        everyone = comm.allgather((leader, local_rank))
-        return cls.from_leaders(rank, [leader for leader, _ in everyone], [local for _, local in everyone])
+        everyone = comm.allgather((leader, local_rank, cores))
+        leader_of = [leader for leader, _, _ in everyone]
+        cores_of = {leader: cores for leader, _, cores in everyone}
+        topology = cls.from_leaders(rank, leader_of, [local for _, local, _ in everyone])
+        return dataclasses.replace(topology, node_cores=tuple(cores_of[leader] for leader in topology.leaders))
 
     @classmethod
     def from_leaders(cls, rank: int, leader_of, local_rank_of) -> Topology:
         """The topology where group rank ``r`` has leader ``leader_of[r]`` and local rank ``local_rank_of[r]``.
+
+        Its ``node_cores`` are unknown (empty): nothing counts as oversubscribed.
 
         Raises:
             ValueError: the lists differ in length, or a leader is not local rank 0 of its own node.
@@ -143,6 +153,16 @@ class Topology:
         return sorted(ranks, key=lambda r: self.local_rank_of[r])
 
     @property
+    def oversubscribed(self) -> bool:
+        """Whether some node holds more of the group's ranks than cores its ranks may run on.
+
+        A node's cores are the union of its ranks' CPU affinities (``node_cores``),
+        so ranks an MPI launcher bound to a core each are not oversubscribed,
+        and ranks bound to the same core are.
+        """
+        return any(size > cores for size, cores in zip(self.local_sizes, self.node_cores))
+
+    @property
     def spans_nodes(self) -> bool:
         """Whether the group has ranks on more than one node."""
         return self.num_nodes > 1
@@ -152,6 +172,14 @@ class Topology:
         if setting == "0" or not self.spans_nodes:
             return False
         return setting == "1" or max(self.local_sizes) > 1
+
+
+def _affinity() -> list:
+    """The cores this process may run on (its CPU affinity; all ``os.cpu_count()`` of them where that is unknown)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return list(range(os.cpu_count() or 1))
 
 
 def hierarchical_setting(environ=None) -> str:

@@ -61,8 +61,11 @@ _CHUNK = 1 << 16  # elements summed and scaled at a time
 
 # Waits for flags: the other ranks of the node are computing gradients or summing their slices, and a slice
 # crossing nodes needs this rank to keep testing its request, so yield for 2 ms, then mostly yield and
-# sometimes sleep 50 us: a long wait leaves the CPU to the ranks that still work.
-FLAG_BACKOFF = waiting.Backoff(yield_window=2e-3, first_sleep=5e-5, longest_sleep=5e-5, yields_per_sleep=63)
+# sometimes sleep 50 us; after 20 ms the others are computing: only sleep, up to 1 ms, so a long wait leaves
+# the CPU to the ranks that still work (the schedule of process_group.COLLECTIVE_BACKOFF, for the same reasons).
+FLAG_BACKOFF = waiting.Backoff(
+    yield_window=2e-3, first_sleep=5e-5, longest_sleep=5e-5, yields_per_sleep=63, patience=2e-2, idle_sleep=1e-3
+)
 
 # Local reduction of a slice (NumPy) and its MPI counterpart across nodes, by ``ReduceOp`` value.
 _UFUNCS = {"sum": np.add, "product": np.multiply, "min": np.minimum, "max": np.maximum}

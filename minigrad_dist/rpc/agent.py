@@ -14,6 +14,14 @@ messages are handled in arrival order):
   receives it serves itself, so no thread hand-off delays a request;
 * any **caller** thread sends its requests itself and waits on a Future;
   while it waits it polls too, so its reply reaches it without a hand-off.
+  The leader and the listener stand by meanwhile (they sleep on a condition
+  until the last caller stops waiting, or a caller hands a request over):
+  one poller is enough, and when ranks outnumber the cores every extra
+  waking thread takes CPU from the ranks that compute.
+
+Where ranks outnumber the cores, a poller that waits long backs off
+(``waiting.Backoff``'s patience): after ``_PATIENCE`` without a message, the reply or request it waits for is behind
+some computation, so it wakes at most about 1000 times a second.
 
 Framing: a message is a pickled header (``wire.encode``), then its large
 array buffers as raw messages on a tag of their own; the header's frame
@@ -75,9 +83,22 @@ _YIELD_WINDOW = waiting.YIELD_WINDOW
 _BUSY_PAUSE = waiting.SHORT_SLEEP
 _IDLE_PAUSE = waiting.LONG_SLEEP
 _RECENT = 5e-3  # seconds after a message during which pollers keep polling closely
+# Seconds after which a waiting caller, or a leader while replies are awaited, stops polling closely: a round
+# trip takes 0.1-1 ms (rpc.json), so a reply still missing after 20 ms waits for the callee's work (16 ranks on
+# 2 cores: callers polling every 20 us for a whole wait took 1.2-1.6 of the 2 cores from the rank that worked,
+# 0.4-0.5 with this patience and the leader and listener standing by).
+_PATIENCE = 2e-2
+_IDLE_SLEEP = 1e-3  # the longest sleep of a wait past its patience: adds at most 5% to a wait that long
+_STAND_BY = 0.1  # seconds a standing-by listener or leader sleeps at most (a notification wakes it sooner)
 _LISTENING = waiting.Backoff(yield_window=0.0, first_sleep=_BUSY_PAUSE, longest_sleep=_IDLE_PAUSE)
 _LEADING = waiting.Backoff(yield_window=_YIELD_WINDOW, first_sleep=_BUSY_PAUSE, longest_sleep=_IDLE_PAUSE)
-_AWAITING_REPLY = waiting.Backoff(yield_window=_YIELD_WINDOW, first_sleep=_BUSY_PAUSE, longest_sleep=_BUSY_PAUSE)
+_AWAITING_REPLY = waiting.Backoff(
+    yield_window=_YIELD_WINDOW,
+    first_sleep=_BUSY_PAUSE,
+    longest_sleep=_BUSY_PAUSE,
+    patience=_PATIENCE,
+    idle_sleep=_IDLE_SLEEP,
+)
 # A message's buffers follow its header at once: yield for about 30 polls' time, then sleep short.
 _MOVING_BUFFERS = waiting.Backoff(yield_window=3e-5, first_sleep=_BUSY_PAUSE, longest_sleep=_BUSY_PAUSE)
 # A worker that waits for the others to finish must not take their CPU.
@@ -150,6 +171,9 @@ class RpcAgent:
         self._pending = {}  # id -> the Future awaiting that reply (or async call's value)
         self._deadlines = []  # heap of (deadline, id, worker, function name, timeout)
         self._lock = threading.Lock()
+        # Notified when a poller may have to take over: the last waiting caller stopped, the leader left,
+        # a caller handed a request over, or the agent stops.
+        self._pollers_changed = threading.Condition(self._lock)
         self._sent = 0
         self._processed = 0
         self._outbox = queue.SimpleQueue()
@@ -387,8 +411,25 @@ class RpcAgent:
                 traceback.print_exc()
 
     def _busy(self) -> bool:
-        """Replies are awaited here or traffic was recent: poll closely."""
-        return bool(self._pending) or time.monotonic() - self._last_traffic < _RECENT
+        """Traffic was recent, or replies are awaited (where ranks outnumber the cores: for ``_PATIENCE`` at most)."""
+        if self._pending and not waiting.oversubscribed():
+            return True
+        return time.monotonic() - self._last_traffic < (_PATIENCE if self._pending else _RECENT)
+
+    def _stand_by(self, until) -> None:
+        """Sleep until ``until()`` is true or the agent stops (another thread polls meanwhile)."""
+        with self._pollers_changed:
+            while not (until() or not self._running):
+                self._pollers_changed.wait(_STAND_BY)
+
+    def _notify_pollers(self) -> None:
+        with self._pollers_changed:
+            self._pollers_changed.notify_all()
+
+    def _hand_over(self, message: Message) -> None:
+        """A request received by a thread that does not serve it: to the pool (a standing-by leader wakes up)."""
+        self._tasks.put(message)
+        self._notify_pollers()
 
     # -- the threads that poll ------------------------------------------------------------------
 
@@ -398,7 +439,9 @@ class RpcAgent:
         pauses = _LISTENING.start()
         while self._running:
             if self._waiters or self._leading:
-                time.sleep(_IDLE_PAUSE)  # a waiting caller or an idle pool thread polls: stay out of their way
+                # A waiting caller or an idle pool thread polls: stay out of their way.
+                self._stand_by(lambda: not (self._waiters or self._leading))
+                pauses.restart()
                 continue
             message = self._poll_once()
             if message is not None:
@@ -436,6 +479,11 @@ class RpcAgent:
                     return self._tasks.get_nowait()
                 except queue.Empty:
                     pass
+                if self._waiters:
+                    # A waiting caller polls and hands requests over: stand by until it stops or hands one.
+                    self._stand_by(lambda: not self._waiters or not self._tasks.empty())
+                    pauses.restart(since=self._last_traffic)
+                    continue
                 message = self._poll_once()
                 if message is None:
                     if self._busy():
@@ -448,6 +496,7 @@ class RpcAgent:
             return None
         finally:
             self._leading = False
+            self._notify_pollers()  # the listener takes over while this thread serves
 
     def wait_polling(self, future, timeout) -> None:
         """Poll for messages in this thread until ``future`` is done, ``timeout`` passes or RPC stops."""
@@ -461,14 +510,17 @@ class RpcAgent:
                 message = self._poll_once()
                 if message is not None:
                     if message.kind == REQUEST:
-                        self._tasks.put(message)
+                        self._hand_over(message)
+                    pauses.restart()
                     continue
                 if deadline is not None and time.monotonic() >= deadline:
                     return
                 pauses.pause()
         finally:
-            with self._lock:
+            with self._pollers_changed:
                 self._waiters -= 1
+                if not self._waiters:
+                    self._pollers_changed.notify_all()
 
     # -- shutdown -----------------------------------------------------------------------------
 
@@ -489,6 +541,7 @@ class RpcAgent:
             if graceful:
                 self._wait_for_global_quiescence(timeout)
             self._running = False
+            self._notify_pollers()
             self._listener.join()
             for _ in self._pool:
                 self._tasks.put(None)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import pickle
 
+from minigrad_dist import waiting
 from minigrad_dist.mpi import load_mpi
 from minigrad_dist.rpc import wire
 from minigrad_dist.rpc.agent import RpcAgent, WorkerInfo
+from minigrad_dist.topology import Topology
 
 _UNSET = object()
 
@@ -116,6 +118,7 @@ def init_rpc(name: str, backend=None, rank: int | None = -1, world_size: int | N
     if problems:
         raise RuntimeError(problem or f"init_rpc failed on another rank: {problems[0]}")
     _install_failure_handlers()
+    waiting.set_oversubscribed(Topology.of(comm).oversubscribed)
     agent = RpcAgent(name, comm, num_worker_threads=num_worker_threads, rpc_timeout=rpc_timeout)
     _state.agent = agent  # registered before it serves: handlers look it up
     agent.start()

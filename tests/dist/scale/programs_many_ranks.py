@@ -10,7 +10,9 @@ Three workloads and one measurement:
   forward is a chain of nested RPCs visiting every worker, then a fan-out
   of concurrent RPCs to every worker;
 * ``ranks_wait_while_one_computes``: rank 0 computes while every other rank
-  waits in one of the library's waits; each rank reports its CPU and wall time.
+  waits in one of the library's waits; each rank reports its CPU and wall time;
+* ``blocking_collectives_wait``: how a group built on this many ranks waits
+  in its blocking collectives.
 
 The DDP cases need no program here: the testing kit's oracle
 (``minigrad_dist.testing.oracles.ddp_on_rank``) runs them.
@@ -29,11 +31,14 @@ import minigrad_dist.autograd as dist_autograd
 import minigrad_dist.rpc as rpc
 from minigrad import nn
 from minigrad.nn import functional as F
+from minigrad_dist import waiting
 from minigrad_dist.mpi import load_mpi
 from minigrad_dist.optim import DistributedOptimizer
+from minigrad_dist.process_group import ProcessGroup
 from minigrad_dist.testing import pool_worker
 from minigrad_dist.testing.models import mlp_from_spec
 from minigrad_dist.testing.oracles import environment
+from minigrad_dist.topology import Topology
 from tests.dist.programs_common import ensure_init, polite_barrier, start_rpc
 
 SERVER = "worker0"
@@ -310,3 +315,24 @@ def ranks_wait_while_one_computes(spec) -> dict:
     polite_barrier()
     teardown()
     return {"wall": wall, "cpu": cpu}
+
+
+def blocking_collectives_wait(spec) -> dict:
+    """How groups built here wait in blocking collectives, by default and with ``MINIGRAD_DIST_WAIT=spin``.
+
+    Returns ``{"oversubscribed": Topology.oversubscribed, "default": (polite_blocking, sum),
+    "spin": (polite_blocking, sum)}``, ``sum`` being a blocking
+    ``all_reduce`` of ``[rank, rank, rank]`` through that group.
+    """
+    rank = load_mpi().COMM_WORLD.Get_rank()
+    out = {"oversubscribed": Topology.of(load_mpi().COMM_WORLD).oversubscribed}
+    for name, env in (("default", {}), ("spin", {waiting.SPIN_VARIABLE: "spin"})):
+        with environment(env):
+            group = ProcessGroup(load_mpi().COMM_WORLD)
+        try:
+            array = np.full(3, float(rank))
+            group.allreduce(array)
+            out[name] = (group.polite_blocking, array.tolist())
+        finally:
+            group.destroy()
+    return out

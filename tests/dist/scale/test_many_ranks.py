@@ -11,13 +11,17 @@ core), through the testing kit's pools, and compares with one process:
   same updates computed serially;
 * a distributed backward through a chain of nested RPCs that visits every
   worker, then a fan-out to all of them, gives local autograd's gradients;
-* ranks waiting for a busy rank leave it the CPU.
+* ranks waiting for a busy rank leave it the CPU, in every kind of wait;
+  blocking collectives avoid MPI's spinning calls only where ranks
+  outnumber the cores.
 
 The larger pools are closed when this module is done: an idle 16-rank pool
 still wakes each rank up to 1000 times a second.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -153,19 +157,56 @@ def test_distributed_backward_through_every_worker_equals_local(world_size, mode
     check()
 
 
-def test_idle_ranks_of_a_16_rank_pool_leave_the_cpu_to_the_rank_that_works():
-    """Rank 0 computes about half a second while 15 ranks wait in the pool's wait between tasks.
+# The CPU that 15 waiting ranks may take together, as a share of rank 0's wall time while it computes (2.0: both
+# cores). Spinning or yielding waiters took 1.0-1.6 in every mode below. Medians measured on this machine (busy
+# with other jobs) once the waits learned to idle (waiting.Backoff's patience, polite blocking collectives when
+# ranks outnumber the cores, RPC pollers that stand by), over several runs: pool wait 0.24-0.26; barrier,
+# blocking barrier and DDP 0.24-0.39; RPC 0.39-0.51 (a caller's poll costs about 30 us). The bounds leave 1.5-2
+# times that for CI noise, and stay well under what the old waits took.
+WAITERS_SHARE = {
+    "pool wait": 0.5,
+    "barrier": 0.6,
+    "blocking barrier": 0.6,
+    "DDP shared memory": 0.6,
+    "DDP Iallreduce": 0.6,
+    "RPC": 0.9,
+}
 
-    Spinning waiters would take nearly both cores (15 of 16 runnable
-    processes); polite ones wake about 1000 times a second each and stay
-    under a quarter of the two cores together.
-    """
+
+def waiters_share(mode) -> tuple:
+    """Rank 0 computes about 0.3 s of CPU while 15 ranks wait in ``mode``: (the waiters' CPU / rank 0's wall, wall)."""
     results = get_pool(16).run(
-        programs.ranks_wait_while_one_computes, {"mode": "pool wait", "iterations": 200}, timeout=TASK_TIMEOUT
+        programs.ranks_wait_while_one_computes, {"mode": mode, "iterations": 200}, timeout=TASK_TIMEOUT
     )
     busy, waiters = results[0], results[1:]
     assert all(w["wall"] >= 0.5 * busy["wall"] for w in waiters), "the waiters must wait for rank 0"
-    waiting_cpu = sum(w["cpu"] for w in waiters)
-    assert waiting_cpu < 0.5 * busy["wall"], (
-        f"15 waiting ranks used {waiting_cpu:.2f} s of CPU while rank 0 computed for {busy['wall']:.2f} s"
+    return sum(w["cpu"] for w in waiters) / busy["wall"], busy["wall"]
+
+
+@pytest.mark.parametrize("mode", list(WAITERS_SHARE))
+def test_ranks_waiting_among_16_leave_the_cpu_to_the_rank_that_works(mode):
+    """15 ranks wait for rank 0 in ``mode`` (see ``programs.ranks_wait_while_one_computes``) while it computes.
+
+    Spinning waiters would take nearly both cores (15 of 16 runnable
+    processes); polite ones wake at most about 1000 times a second each once
+    their wait has lasted 20 ms. A second measurement is taken only when the
+    first is over the bound: a burst of other load on the machine can
+    inflate one, a waiter that spins inflates both.
+    """
+    share, wall = waiters_share(mode)
+    if share >= WAITERS_SHARE[mode]:
+        share, wall = min((share, wall), waiters_share(mode))
+    assert share < WAITERS_SHARE[mode], (
+        f"15 ranks waiting in {mode!r} used {share:.2f} s of CPU per second while rank 0 computed for {wall:.2f} s"
     )
+
+
+@pytest.mark.parametrize("world_size", [2, 16])
+def test_blocking_collectives_wait_politely_only_when_ranks_outnumber_the_cores(world_size):
+    """MPI's blocking calls spin: a group uses them only when each rank can have a core, or spinning was asked for."""
+    results = get_pool(world_size).run(programs.blocking_collectives_wait, {}, timeout=TASK_TIMEOUT)
+    total = [float(sum(range(world_size)))] * 3
+    for result in results:
+        assert result["oversubscribed"] == (world_size > os.cpu_count())
+        assert result["default"] == (result["oversubscribed"], total)
+        assert result["spin"] == (False, total), "MINIGRAD_DIST_WAIT=spin keeps MPI's blocking calls"
