@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, median_time, run_sides, side_parser, write_report
+from timing import alternate, median_time, relu_mlp, run_sides, side_parser, write_report
 
 HERE = Path(__file__).resolve().parent
 SMALL = ((64, 256, 256, 10), 64)
@@ -59,12 +59,7 @@ def minigrad_role(quick):
 
     def mlp(sizes):
         mg.manual_seed(0)
-        layers = []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-            layers.append(nn.Linear(a, b))
-            if i < len(sizes) - 2:
-                layers.append(nn.ReLU())
-        return nn.Sequential(*layers)
+        return relu_mlp(nn, sizes)
 
     def stepper(model, x, y, opt, overlap=True, ddp=None):
         xs, ys = mg.tensor(x), mg.tensor(y)
@@ -184,12 +179,7 @@ def torch_role(quick):
 
     def mlp(sizes):
         torch.manual_seed(0)
-        layers = []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-            layers.append(torch.nn.Linear(a, b))
-            if i < len(sizes) - 2:
-                layers.append(torch.nn.ReLU())
-        return torch.nn.Sequential(*layers)
+        return relu_mlp(torch.nn, sizes)
 
     def stepper(model, x, y):
         opt = torch.optim.SGD(model.parameters(), lr=0.01)

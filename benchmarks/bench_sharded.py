@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, median_time, run_sides, side_parser, write_report
+from timing import alternate, median_time, relu_mlp, run_sides, side_parser, write_report
 
 HERE = Path(__file__).resolve().parent
 SIZES = (1024, 4096, 4096, 1024)
@@ -57,12 +57,7 @@ def minigrad_role(quick):
 
     def mlp():
         mg.manual_seed(0)
-        layers = []
-        for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-            layers.append(nn.Linear(a, b))
-            if i < len(SIZES) - 2:
-                layers.append(nn.ReLU())
-        return nn.Sequential(*layers)
+        return relu_mlp(nn, SIZES)
 
     def stepper(model, opt):
         def step():
@@ -139,12 +134,7 @@ def torch_role(quick):
 
     def mlp():
         torch.manual_seed(0)
-        layers = []
-        for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-            layers.append(torch.nn.Linear(a, b))
-            if i < len(SIZES) - 2:
-                layers.append(torch.nn.ReLU())
-        return torch.nn.Sequential(*layers)
+        return relu_mlp(torch.nn, SIZES)
 
     def stepper(model):
         opt = torch.optim.Adam(model.parameters(), lr=LR)

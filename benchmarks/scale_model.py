@@ -63,7 +63,7 @@ from cost_model import (
     scaling_efficiency,
     step_time,
 )
-from timing import launch_ranks, write_report
+from timing import launch_ranks, relu_mlp, write_report
 
 HERE = Path(__file__).resolve().parent
 SIZES = (512, 2048, 2048, 512)
@@ -167,12 +167,7 @@ def mlp(sizes):
     from minigrad import nn
 
     mg.manual_seed(0)
-    layers = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-        layers.append(nn.Linear(a, b))
-        if i < len(sizes) - 2:
-            layers.append(nn.ReLU())
-    return nn.Sequential(*layers)
+    return relu_mlp(nn, sizes)
 
 
 def batch(seed):

@@ -34,6 +34,19 @@ def median_time(fn, repeat: int, warmup: int = 1) -> float:
     return statistics.median(samples)
 
 
+def relu_mlp(nn, sizes):
+    """``nn.Sequential`` of ``nn.Linear`` layers of ``sizes`` with ``nn.ReLU`` between them.
+
+    ``nn`` is ``minigrad.nn`` or ``torch.nn``, so both sides build the same model; seed first.
+    """
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
 def alternate(first, second, rounds: int, repeat: int, before_each=None) -> tuple[float, float]:
     """Each side's median of ``rounds`` round medians, ``first`` and ``second`` taking turns.
 
