@@ -18,8 +18,13 @@ walks it, in this order:
    submodule's forward and every backward node tests the messages in
    flight, since MPI moves them only inside MPI calls. ``F`` runs the stage's
    forward (on the last stage also ``loss_fn``), ``B`` its backward,
-   ``SEND_*`` start a nonblocking ``isend`` and move on, ``RECV_*`` wait for
-   their message, at most ``timeout`` seconds. A message between two stages
+   ``SEND_*`` start a nonblocking send and move on, ``RECV_*`` wait for
+   their message, at most ``timeout`` seconds. Activations and gradients
+   travel as bare contiguous buffers (the metadata message gave their
+   shapes; a receive checks the length): MPICH moves such a message in
+   one copy driven by the receiver, where ``p2p.isend``'s header-and-data
+   datatype would move in 8 KB chunks, each waiting for an MPI call of
+   the computing sender. A message between two stages
    of the same rank (one rank, several stages) is handed over in memory.
    Each stage's last ``B`` of the step is marked ``last_backward``: a stage
    whose module is a ``DistributedDataParallel`` averages its gradients over
@@ -45,10 +50,12 @@ import time
 import numpy as np
 
 import minigrad as mg
-from minigrad import engine
+from minigrad import backend, engine
 from minigrad_dist import collectives, p2p
+from minigrad_dist.mpi import load_mpi
 from minigrad_dist.pipelining import actions as A
 from minigrad_dist.pipelining.stage import PipelineStage
+from minigrad_dist.process_group import Work
 
 __all__ = [
     "PipelineScheduleMulti",
@@ -306,8 +313,8 @@ class _StepRun:
         for stage_index in self.stages:
             if stage_index > 0 and not self._is_local(stage_index - 1):
                 self._post_meta_receive(stage_index)
-        # MPICH moves a message only inside MPI calls (MPI_NOTES.md), and a large one needs several
-        # handshakes: tested only between actions, a send posted before a forward would wait for its end.
+        # MPICH moves a message only inside MPI calls (MPI_NOTES.md): tested only between actions, a
+        # receive posted ahead (or a send's handshake) would wait for the end of the forward or backward.
         hooks = [
             m.register_forward_hook(self._drive_progress) for s in self.stages.values() for m in s.submod.modules()
         ]
@@ -398,7 +405,7 @@ class _StepRun:
             self.sends.append(p2p.isend(meta, dst=peer, group=group, tag=self._tag("meta", min(sender, receiver), 0)))
         for i, array in enumerate(arrays):
             tag = self._tag(direction, min(sender, receiver), mb, i)
-            self.sends.append(p2p.isend(array, dst=peer, group=group, tag=tag))
+            self.sends.append(_raw_isend(array, receiver % self.schedule.pp, group, tag))
 
     def _receive(self, action) -> None:
         direction, sender, receiver, mb = A.message_key(action)
@@ -412,6 +419,8 @@ class _StepRun:
         what = "activation" if direction == A.FORWARD else "gradient"
         for work in works:
             self._wait(work, f"the {what} of microbatch {mb} from stage {sender}", receiver, sender)
+            if work.error is not None:
+                raise RuntimeError(f"pipeline stage {receiver} receiving the {what} of microbatch {mb}: {work.error}")
         self.received[key] = arrays
 
     # receives posted early ----------------------------------------------------------------------
@@ -432,10 +441,10 @@ class _StepRun:
             meta = stage.output_shapes
         if meta is None:
             return
-        peer = stage.rank_of(sender)
         arrays = [np.empty(shape, dtype=dtype) for shape, dtype in meta]
         tags = [self._tag(direction, min(sender, receiver), mb, i) for i in range(len(arrays))]
-        works = [p2p.irecv(a, src=peer, group=self.schedule.group, tag=t) for a, t in zip(arrays, tags)]
+        peer = sender % self.schedule.pp
+        works = [_raw_irecv(a, peer, self.schedule.group, t) for a, t in zip(arrays, tags)]
         self.posted[(direction, receiver, mb)] = (works, arrays)
 
     def _post_meta_receive(self, stage_index) -> None:
@@ -496,6 +505,72 @@ class _StepRun:
         columns = list(zip(*(self.outputs[mb] for mb in range(m))))
         merged = tuple(mg.cat(list(column), dim=0) for column in columns)
         return merged[0] if len(merged) == 1 else merged
+
+
+class _RawRequest:
+    """An MPI request of one bare activation or gradient; a receive checks its length when it completes.
+
+    ``error`` is None, or why the message did not fit its buffer (another
+    length than the shapes announced by the metadata message).
+    """
+
+    __slots__ = ("request", "nbytes", "status", "error")
+
+    def __init__(self, request, nbytes=None):
+        self.request = request
+        self.nbytes = nbytes  # a receive's expected length in bytes (None: a send)
+        self.status = None if nbytes is None else load_mpi().Status()
+        self.error = None
+
+    def Test(self) -> bool:  # noqa: N802  (the name Work calls, after mpi4py's)
+        try:
+            done = self.request.Test(self.status)
+        except load_mpi().Exception as error:  # MPI_ERR_TRUNCATE: a longer message
+            self.error = f"MPI failed to receive it: {error}"
+            return True
+        if done and self.nbytes is not None:
+            got = self.status.Get_count(load_mpi().BYTE)
+            if got != self.nbytes:
+                self.error = f"{got} bytes arrived where the announced shape and dtype take {self.nbytes}"
+        return done
+
+    def Wait(self) -> None:  # noqa: N802  (MINIGRAD_DIST_WAIT=spin: the caller asked to spin)
+        while not self.Test():
+            pass
+
+
+class _RawWork(Work):
+    """``Work`` over a ``_RawRequest``, exposing the receive's ``error`` (None when the message fit)."""
+
+    __slots__ = ()
+
+    @property
+    def error(self):
+        return self._request.error
+
+
+def _raw_isend(array, group_peer, group, tag) -> _RawWork:
+    """Send ``array``'s bytes alone, without ``p2p.isend``'s header (the metadata message announced its shape).
+
+    A contiguous buffer lets MPICH move a large message in one copy that
+    the receiver drives, while this rank computes; ``p2p``'s header and
+    data, one derived datatype, go through MPICH's packing pipeline in
+    chunks of about 8 KB, each needing an MPI call on this side too: a
+    128 KB activation then waited for this rank's next forward or backward.
+    """
+    if backend.device_of(array) != "cpu":
+        backend.synchronize(array)
+        array = backend.to_numpy(array)
+    comm = collectives.p2p_comm(group)
+    request = _RawRequest(comm.Isend(array, group_peer, tag))
+    return _RawWork(request, None, [array], "pipeline send", group.spin_wait, buffers=(array,))
+
+
+def _raw_irecv(array, group_peer, group, tag) -> _RawWork:
+    """Receive the bytes of one ``_raw_isend`` into the contiguous NumPy ``array``."""
+    comm = collectives.p2p_comm(group)
+    request = _RawRequest(comm.Irecv(array, group_peer, tag), array.nbytes)
+    return _RawWork(request, None, [array], "pipeline receive", group.spin_wait, buffers=(array,))
 
 
 def _encode_meta(arrays, stage_index) -> np.ndarray:
