@@ -65,7 +65,8 @@ gpu-check: $(if $(filter $(PY),$(GPU_PY)),$(VENV)/.installed)
 	@$(GPU_PY) -c "from minigrad import backend; import sys; r = backend.cuda_unavailable_reason(); \
 		sys.exit(f'gpu-check needs a usable GPU: {r}') if r else print('gpu-check: CUDA devices:', backend.cuda_device_count())"
 	$(GPU_PY) -m pytest -q -k "cuda or gpu" -p no:cacheprovider $(GPU_TESTS)
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(GPU_PY) benchmarks/bench_gpu.py --quick --ddp --out build/gpu-check.json
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PY) benchmarks/bench_gpu.py \
+		--quick --ddp --out build/gpu-check.json
 
 # Long runs that must keep memory and object counts flat (2000 DDP steps, 2000 contexts).
 soak: $(VENV)/.installed
