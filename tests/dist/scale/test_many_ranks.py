@@ -28,10 +28,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minigrad_dist.testing import MPIPool, assert_ddp_matches_local, oracles, strategies
+from minigrad_dist.testing import MPIPool, oracles, strategies
 from tests.dist.conftest import get_pool
 from tests.dist.scale import programs_many_ranks as programs
 from tests.dist.topology.programs_topology import strategy_chosen
+from tests.dist.topology.test_topology import drawn_ddp_case_matches_local
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -66,19 +67,7 @@ def check_ddp_equals_local(world_size, env):
     @SETTINGS
     @given(case=strategies.ddp_cases(world_size, max_steps=2, max_batch_per_rank=2))
     def check(case):
-        assert_ddp_matches_local(
-            case.model_fn,
-            case.data,
-            world_size=world_size,
-            rtol=1e-10,
-            atol=1e-12,
-            optimizer="SGD",
-            optimizer_kwargs={"lr": 0.1, "momentum": 0.9},
-            ddp_kwargs=case.ddp_kwargs,
-            seed=case.seed,
-            env=env,
-            timeout=TASK_TIMEOUT,
-        )
+        drawn_ddp_case_matches_local(case, world_size, env, timeout=TASK_TIMEOUT)
 
     check()
 

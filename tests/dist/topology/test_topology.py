@@ -109,6 +109,23 @@ def test_a_bad_setting_is_refused_on_every_rank(simulated):
 # -- DDP through two levels equals local training ---------------------------------------------------------
 
 
+def drawn_ddp_case_matches_local(case, world_size, env, timeout):
+    """A drawn ``strategies.ddp_cases`` case: DDP with SGD and momentum equals one process (float64, 1e-10)."""
+    assert_ddp_matches_local(
+        case.model_fn,
+        case.data,
+        world_size=world_size,
+        rtol=1e-10,
+        atol=1e-12,
+        optimizer="SGD",
+        optimizer_kwargs={"lr": 0.1, "momentum": 0.9},
+        ddp_kwargs=case.ddp_kwargs,
+        seed=case.seed,
+        env=env,
+        timeout=timeout,
+    )
+
+
 @pytest.mark.parametrize(
     ("pool", "env"),
     [
@@ -125,19 +142,7 @@ def test_ddp_through_two_levels_equals_local(simulated, monkeypatch, pool, env):
     @SETTINGS
     @given(case=strategies.ddp_cases(4, max_steps=2, max_batch_per_rank=2))
     def check(case):
-        assert_ddp_matches_local(
-            case.model_fn,
-            case.data,
-            world_size=4,
-            rtol=1e-10,
-            atol=1e-12,
-            optimizer="SGD",
-            optimizer_kwargs={"lr": 0.1, "momentum": 0.9},
-            ddp_kwargs=case.ddp_kwargs,
-            seed=case.seed,
-            env=env,
-            timeout=120,
-        )
+        drawn_ddp_case_matches_local(case, 4, env, timeout=120)
 
     check()
 
