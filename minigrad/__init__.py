@@ -101,6 +101,7 @@ from minigrad.math_forms import *  # noqa: F403  (mg.std, mg.prod, mg.mm, ...: s
 from minigrad import shape_forms
 from minigrad.shape_forms import *  # noqa: F403  (mg.eye, mg.narrow, mg.hstack, ...: see shape_forms.__all__)
 from minigrad import backends, settings
+from minigrad import allocator
 from minigrad.settings import *  # noqa: F403  (mg.set_num_threads, mg.inference_mode, ...: see settings.__all__)
 from minigrad import distributions as distributions  # mg.distributions.Categorical, Normal, ... (torch.distributions)
 
@@ -135,3 +136,6 @@ __all__ += shape_forms.__all__
 
 # Process-wide switches (minigrad/settings.py) and torch.backends' probes (minigrad/backends.py).
 __all__ += settings.__all__ + ["backends"]
+
+# glibc keeps freed memory for the next op's result (minigrad/allocator.py says why and how to opt out).
+allocator._apply_at_import()
