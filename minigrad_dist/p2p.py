@@ -6,11 +6,15 @@ Ranks are global ranks (``dst``/``src``), or ranks within ``group``
 these messages (``collectives.p2p_comm``), so user tags never meet the
 collectives' traffic.
 
-The wire format: one MPI message per tensor, made of a small header
+The wire format: one contiguous MPI message per tensor, a small header
 (magic number, the sender's group rank, dtype, shape) followed by the
-tensor's bytes, described by one ``hindexed`` datatype so neither side
-copies. MPI's own matching rules order messages (same source, same tag:
-first sent, first received; ``src=None`` receives from any source). The
+tensor's bytes. Each side copies the tensor once (into the message, out of
+it): a derived datatype over the header and the tensor where they lie
+would spare the copies, but MPICH moves such a message in small pieces,
+each waiting for an MPI call of the sender, so a receiver waited for
+the sender's next ``wait()`` however early the send was posted. MPI's own
+matching rules order messages (same source, same tag: first sent, first
+received; ``src=None`` receives from any source). The
 receiver reads the header to learn the sender's rank, and checks the
 sender's shape and dtype against its own tensor: a mismatch raises a
 ``RuntimeError`` naming both instead of leaving garbage behind (a longer
@@ -117,14 +121,13 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None) -> P2PWork:
     comm = collectives.p2p_comm(g)
     _check_tag(tag, "isend", comm)
     array = _contiguous(tensor, "isend")
-    header = np.zeros(_HEADER_LEN, dtype=np.int64)
+    message = _message_for(array)
+    header, data = _parts(message, array)
     header[:4] = (_MAGIC, g.rank(), collectives.dtype_code(array.dtype, "isend"), array.ndim)
     header[4 : 4 + array.ndim] = array.shape
-    data = array if backend.device_of(array) == "cpu" else _staged_copy(array)
-    request = _post(comm.Isend, header, data, peer, tag)
-    # MPI reads the header (and a staged copy) until the send completes, long after this returns for a
-    # message too large to go eagerly: the work keeps them alive, as mpi4py does not for MPI.BOTTOM layouts.
-    return P2PWork(request, None, [array], "isend", g.spin_wait, buffers=(header, data))
+    data[...] = array if backend.device_of(array) == "cpu" else _staged_copy(array)
+    request = comm.Isend(message, peer, tag)
+    return P2PWork(request, None, [array], "isend", g.spin_wait, buffers=(message,))
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None) -> P2PWork:
@@ -141,21 +144,23 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None) -> P2PWork:
     comm = collectives.p2p_comm(g)
     _check_tag(tag, "irecv", comm)
     array = _contiguous(tensor, "irecv")
-    on_cpu = backend.device_of(array) == "cpu"
-    data = array if on_cpu else np.empty(array.shape, dtype=array.dtype)
-    header = np.zeros(_HEADER_LEN, dtype=np.int64)
-    request = _CheckedRequest(_post(comm.Irecv, header, data, peer, tag))
+    message = _message_for(array)
+    header, data = _parts(message, array)
+    header[0] = 0  # a message shorter than a header leaves no magic number behind
+    request = _CheckedRequest(comm.Irecv(message, peer, tag))
 
     def check():
         problem = _receive_problem(header, array, request.error, g, tag)
         if problem is not None:
             work._error = RuntimeError(problem)
             return
-        if not on_cpu:
+        if backend.device_of(array) == "cpu":
+            array[...] = data
+        else:
             array[...] = backend.to_device(data, backend.device_of(array))
         work._source = g.world_ranks[int(header[1])]
 
-    work = P2PWork(request, check, [array], "irecv", g.spin_wait)
+    work = P2PWork(request, check, [array], "irecv", g.spin_wait, buffers=(message,))
     return work
 
 
@@ -282,15 +287,16 @@ def _staged_copy(array):
     return backend.to_numpy(array)
 
 
-def _post(start, header, data, peer, tag):
-    """Start ``start`` (``comm.Isend``/``comm.Irecv``) on one message made of ``header`` then ``data``."""
-    MPI = load_mpi()
-    layout = MPI.BYTE.Create_hindexed([header.nbytes, data.nbytes], [header.ctypes.data, data.ctypes.data])
-    layout.Commit()
-    try:
-        return start([MPI.BOTTOM, 1, layout], peer, tag)
-    finally:
-        layout.Free()  # MPI keeps it alive for the pending operation
+def _message_for(array):
+    """A host buffer for the message of ``array``: the int64 header, then room for ``array``'s bytes."""
+    return np.empty(_HEADER_LEN * 8 + array.nbytes, dtype=np.uint8)
+
+
+def _parts(message, array):
+    """The header (int64) and the tensor's place (``array``'s shape and dtype) inside ``message``, as views."""
+    header = message[: _HEADER_LEN * 8].view(np.int64)
+    data = message[_HEADER_LEN * 8 :].view(array.dtype).reshape(array.shape)
+    return header, data
 
 
 def _receive_problem(header, array, error, group, tag):

@@ -21,10 +21,10 @@ walks it, in this order:
    ``SEND_*`` start a nonblocking send and move on, ``RECV_*`` wait for
    their message, at most ``timeout`` seconds. Activations and gradients
    travel as bare contiguous buffers (the metadata message gave their
-   shapes; a receive checks the length): MPICH moves such a message in
-   one copy driven by the receiver, where ``p2p.isend``'s header-and-data
-   datatype would move in 8 KB chunks, each waiting for an MPI call of
-   the computing sender. A message between two stages
+   shapes; a receive checks the length), sent from and received into the
+   arrays themselves: ``p2p.isend`` would copy each into a message behind
+   its header. MPICH moves such a message in one copy driven by the
+   receiver, while the sender computes. A message between two stages
    of the same rank (one rank, several stages) is handed over in memory.
    Each stage's last ``B`` of the step is marked ``last_backward``: a stage
    whose module is a ``DistributedDataParallel`` averages its gradients over
@@ -552,11 +552,9 @@ class _RawWork(Work):
 def _raw_isend(array, group_peer, group, tag) -> _RawWork:
     """Send ``array``'s bytes alone, without ``p2p.isend``'s header (the metadata message announced its shape).
 
-    A contiguous buffer lets MPICH move a large message in one copy that
-    the receiver drives, while this rank computes; ``p2p``'s header and
-    data, one derived datatype, go through MPICH's packing pipeline in
-    chunks of about 8 KB, each needing an MPI call on this side too: a
-    128 KB activation then waited for this rank's next forward or backward.
+    The array itself is the message (``p2p.isend`` copies a tensor into a
+    message behind its header); MPICH moves a large contiguous message in
+    one copy that the receiver drives, while this rank computes.
     """
     if backend.device_of(array) != "cpu":
         backend.synchronize(array)

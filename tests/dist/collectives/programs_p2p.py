@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 import minigrad as mg
@@ -146,3 +148,22 @@ def p2p_roundtrip(spec):
         dist.isend(np.asarray(got * 2) if got.dtype != np.bool_ else got, dst=0, tag=tag).wait()
         return work.source_rank(), got
     return None
+
+
+def p2p_arrives_while_the_sender_computes(spec):
+    """Rank 1 isends ``nbytes`` and sleeps ``sleep`` s without MPI calls; rank 0 returns how long its recv took.
+
+    Also returns whether the bytes arrived intact (checked on rank 0).
+    """
+    r, _ = ensure_init()
+    values = np.arange(spec["nbytes"] // 8, dtype=np.float64)
+    dist.barrier()
+    if r == 1:
+        work = dist.isend(values, dst=0, tag=3)
+        time.sleep(spec["sleep"])
+        work.wait()
+        return None
+    received = np.zeros_like(values)
+    start = time.perf_counter()
+    dist.recv(received, src=1, tag=3)
+    return time.perf_counter() - start, bool(np.array_equal(received, values))

@@ -74,3 +74,13 @@ def test_drawn_tensors_round_trip(shape, dtype, tag, seed):
     np.testing.assert_array_equal(got, values)
     np.testing.assert_array_equal(back, values * 2 if values.dtype != np.bool_ else values)
     assert back.dtype == values.dtype and back.shape == values.shape
+
+
+@pytest.mark.parametrize("nbytes", [64 << 10, 4 << 20])
+def test_a_message_arrives_while_its_sender_computes_without_mpi_calls(pool2, nbytes):
+    # One contiguous message: MPI moves it while the sender sleeps (before: a header-and-data datatype went in
+    # small pieces, each waiting for a sender's MPI call, so the receive ended only at the sender's wait()).
+    waited, intact = pool2.run(programs.p2p_arrives_while_the_sender_computes, {"nbytes": nbytes, "sleep": 2.0},
+                               timeout=30)[0]
+    assert intact
+    assert waited < 1.0, f"the receive of {nbytes} bytes waited {waited:.2f} s for the sleeping sender"
