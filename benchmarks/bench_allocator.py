@@ -1,21 +1,24 @@
-"""What keeping freed memory in the process (``minigrad/allocator.py``) is worth, for minigrad and PyTorch.
+"""What keeping freed memory in the process (``minigrad/allocator.py``) is worth, against PyTorch.
 
     python benchmarks/bench_allocator.py [--quick]
 
-The driver starts this script twice as a child process: once with
-``MINIGRAD_KEEP_FREED_MEMORY=0`` (glibc's malloc defaults) and once with
-minigrad's settings (the default). Each child imports both libraries (so
-both allocate through the same malloc settings), and times, one BLAS thread,
-minigrad and PyTorch taking turns (``timing.alternate``):
+glibc's thresholds slide up as a program frees ever larger blocks, so what a
+run sees depends on what it did before: every measurement here is a fresh
+process that does one case with one library. Three kinds of process per case:
+minigrad with glibc's defaults (``MINIGRAD_KEEP_FREED_MEMORY=0``), minigrad
+with its settings (the default), and PyTorch alone (it never imports
+minigrad, as a PyTorch user's program). The driver starts them in turn,
+round after round (this machine's speed drifts), and keeps each kind's
+median of the per-process medians. One BLAS thread. The cases:
 
 1. **chain**: four elementwise ops on 256 x 1024 float32 tensors,
    ``((x * x + 1) * x) / y``: each result a fresh 1 MiB array;
 2. **GELU MLP step** (float32): ``Linear(h, 4h), GELU, Linear(4h, h), GELU``
    twice, batch 256, forward, MSE loss, backward and an SGD step; h = 256, 512.
 
-and counts the page faults (``ru_minflt``) one call of each costs. Writes
-``benchmarks/results/allocator.json``: per setting, each case's times, the
-minigrad / PyTorch ratio, and faults per call.
+Each process also counts the page faults (``ru_minflt``) one call costs.
+Writes ``benchmarks/results/allocator.json``: per case, each kind's time and
+faults per call, and the minigrad / PyTorch ratio with either setting.
 """
 
 from __future__ import annotations
@@ -24,17 +27,23 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, entry, write_report
+from timing import median_time, write_report
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SETTINGS = {"glibc_defaults": "0", "minigrad_settings": "1"}
+KINDS = {  # name: (library, MINIGRAD_KEEP_FREED_MEMORY)
+    "minigrad_glibc_defaults": ("minigrad", "0"),
+    "minigrad_settings": ("minigrad", "1"),
+    "torch": ("torch", "1"),
+}
+CASES = ("chain", "gelu_mlp_h256", "gelu_mlp_h512")
 WIDTHS = (256, 512)
 BATCH = 256
 
@@ -77,26 +86,39 @@ def faults_per_call(fn, calls=5):
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
 
 
-def child(quick: bool) -> dict:
-    """Time every case with both libraries in this process (its malloc settings come from the environment)."""
-    import torch  # noqa: PLC0415  (the driver imports neither library)
+def child(library: str, case: str, quick: bool) -> dict:
+    """Time ``case`` with ``library`` alone in this fresh process: ``{"ms": ..., "faults_per_call": ...}``."""
+    if library == "torch":
+        import torch as lib  # noqa: PLC0415  (each process imports one library)
 
-    import minigrad  # noqa: PLC0415
+        lib.set_num_threads(1)
+    else:
+        import minigrad as lib  # noqa: PLC0415
+    rng = np.random.default_rng(0)
+    fn = chain(lib, rng) if case == "chain" else gelu_mlp_step(lib, rng, int(case.rsplit("_h", 1)[1]))
+    faults = faults_per_call(fn)
+    times = [median_time(fn, 5 if quick else 10) for _ in range(3)]
+    result = {"ms": statistics.median(times) * 1e3, "faults_per_call": faults}
+    if library == "minigrad":
+        result["applied"] = lib.allocator.settings()
+    return result
 
-    torch.set_num_threads(1)
-    rounds, repeat = (3, 5) if quick else (7, 10)
-    libs = {"minigrad": minigrad, "torch": torch}
-    cases = {"chain": {side: chain(lib, np.random.default_rng(0)) for side, lib in libs.items()}}
-    for width in WIDTHS:
-        cases[f"gelu_mlp_h{width}"] = {
-            side: gelu_mlp_step(lib, np.random.default_rng(0), width) for side, lib in libs.items()
-        }
-    result = {"applied": minigrad.allocator.settings()}
-    for name, fns in cases.items():
-        mg_s, torch_s = alternate(fns["minigrad"], fns["torch"], rounds, repeat)
-        row = entry(mg_s * 1e3, torch_s * 1e3, "ms")
-        row["faults_per_call"] = {side: faults_per_call(fn) for side, fn in fns.items()}
-        result[name] = row
+
+def launch(kind: str, case: str, quick: bool) -> dict:
+    """Run ``child`` for ``kind`` and ``case`` in a fresh Python process and return its result."""
+    library, keep = KINDS[kind]
+    part = Path(tempfile.mkstemp(suffix=".json")[1])
+    env = dict(
+        os.environ,
+        MINIGRAD_KEEP_FREED_MEMORY=keep,
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
+    cmd = [sys.executable, __file__, "--part", str(part), "--library", library, "--case", case]
+    subprocess.run([*cmd, *(["--quick"] if quick else [])], check=True, env=env, timeout=600)
+    result = json.loads(part.read_text())
+    part.unlink()
     return result
 
 
@@ -104,34 +126,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--part", help="(internal) where a child writes its result")
+    parser.add_argument("--library", choices=("minigrad", "torch"), help="(internal) the child's library")
+    parser.add_argument("--case", choices=CASES, help="(internal) the child's case")
     parser.add_argument("--out", default=str(HERE / "results" / "allocator.json"))
     args = parser.parse_args()
     if args.part:
-        Path(args.part).write_text(json.dumps(child(args.quick)))
+        Path(args.part).write_text(json.dumps(child(args.library, args.case, args.quick)))
         return
-    report = {"benchmark": "allocator", "threads": 1}
-    for name, keep in SETTINGS.items():
-        part = Path(tempfile.mkstemp(suffix=".json")[1])
-        env = dict(
-            os.environ,
-            MINIGRAD_KEEP_FREED_MEMORY=keep,
-            OPENBLAS_NUM_THREADS="1",
-            OMP_NUM_THREADS="1",
-            PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-        )
-        cmd = [sys.executable, __file__, "--part", str(part), *(["--quick"] if args.quick else [])]
-        subprocess.run(cmd, check=True, env=env, timeout=1800)
-        report[name] = json.loads(part.read_text())
-        part.unlink()
-    for name in report["glibc_defaults"]:
-        if name == "applied":
-            continue
-        before, after = report["glibc_defaults"][name], report["minigrad_settings"][name]
+    rounds = 1 if args.quick else 3
+    runs = {case: {kind: [] for kind in KINDS} for case in CASES}
+    for _ in range(rounds):
+        for case in CASES:
+            for kind in KINDS:
+                runs[case][kind].append(launch(kind, case, args.quick))
+    report = {"benchmark": "allocator", "threads": 1, "rounds": rounds, "cases": {}}
+    for case, kinds in runs.items():
+        row = {kind: {"ms": round(statistics.median(r["ms"] for r in results), 3),
+                      "faults_per_call": statistics.median(r["faults_per_call"] for r in results)}
+               for kind, results in kinds.items()}  # fmt: skip
+        for kind in ("minigrad_glibc_defaults", "minigrad_settings"):
+            row[kind]["ratio_to_torch"] = round(row[kind]["ms"] / row["torch"]["ms"], 3)
+        report["cases"][case] = row
+        before, after, torch = row["minigrad_glibc_defaults"], row["minigrad_settings"], row["torch"]
         print(
-            f"{name:>14}: glibc defaults minigrad {before['minigrad']:.2f} ms / PyTorch {before['torch']:.2f} ms "
-            f"({before['ratio']:.2f}x); minigrad's settings {after['minigrad']:.2f} / {after['torch']:.2f} ms "
-            f"({after['ratio']:.2f}x); faults per call {before['faults_per_call']['minigrad']:.0f} -> "
-            f"{after['faults_per_call']['minigrad']:.0f}"
+            f"{case:>14}: minigrad {before['ms']:.2f} ms with glibc's defaults ({before['faults_per_call']:.0f} "
+            f"faults/call), {after['ms']:.2f} ms with its settings ({after['faults_per_call']:.0f}); PyTorch "
+            f"{torch['ms']:.2f} ms ({torch['faults_per_call']:.0f}); ratio {before['ratio_to_torch']:.2f} -> "
+            f"{after['ratio_to_torch']:.2f}"
         )
     print(f"wrote {write_report(report, args.out)}")
 
