@@ -500,6 +500,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return write_out(Prod(axis, bool(keepdim))(input), out, "prod")
 
 
+def _reduces_one_element(shape, axes) -> bool:
+    """Whether a reduction of an array of ``shape`` over ``axes`` (None: all) reads one element per result."""
+    reduced = shape if axes is None else [shape[a] for a in (axes if isinstance(axes, tuple) else (axes,))]
+    return math.prod(reduced) == 1
+
+
 class VectorNorm(FunctionNode):
     """the p-norm (sum |x|**p)**(1/p) over ``axes`` (None: all); p may be 0, +-inf or any float
 
@@ -525,7 +531,9 @@ class VectorNorm(FunctionNode):
             out = magnitude.max(axis=axes, keepdims=keep) if p > 0 else magnitude.min(axis=axes, keepdims=keep)
         elif p == 0:
             out = (a != 0).sum(axis=axes, keepdims=keep).astype(magnitude.dtype)
-        elif p == 1:
+        elif p == 1 or _reduces_one_element(a.shape, axes):
+            # Over one element the norm is that element's magnitude, as PyTorch gives it: squaring first
+            # would underflow to 0 for a magnitude below about 1e-154 (float64).
             out = magnitude.sum(axis=axes, keepdims=keep)
         elif p == 2:
             out = xp.sqrt((magnitude * magnitude).sum(axis=axes, keepdims=keep))

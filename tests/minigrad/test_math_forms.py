@@ -573,3 +573,17 @@ def test_double_backward_through_std_and_logsumexp():
         return g
 
     run_both(program, a)
+
+
+@pytest.mark.parametrize("p", [2, 3, 0.5, math.inf, 1])
+@pytest.mark.parametrize("dim", [None, -1])
+def test_a_norm_over_one_element_is_its_magnitude_even_where_its_square_underflows(p, dim):
+    # As PyTorch: squaring 8e-186 gives 0 in float64, so the plain formula returned a norm of 0.
+    for values in ([8.1851109e-186], [[-8.1851109e-186]], [-3.0]):
+        mine = mg.tensor(values, dtype=mg.float64).norm(p, dim=dim)
+        theirs = torch.tensor(values, dtype=torch.float64).norm(p, dim=dim)
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+        assert mine.numpy().max() == abs(np.ravel(values)[0])
+    param = mg.tensor([1.0], dtype=mg.float64, requires_grad=True)
+    param.grad = mg.tensor([8.1851109e-186], dtype=mg.float64)
+    assert mg.nn.utils.clip_grad_norm_([param], 2.0).item() == 8.1851109e-186

@@ -54,6 +54,8 @@ def _vector_norm(xp, flat, order: float):
     """The ``order``-norm of a 1-D array, as ``torch.linalg.vector_norm`` defines it (0: count of non-zeros)."""
     if order > 0 and flat.size == 0:
         return xp.zeros((), dtype=flat.dtype)
+    if order > 0 and flat.size == 1:  # |x|, as PyTorch: x's square may underflow (below ~1e-154 in float64)
+        return xp.asarray(xp.abs(flat[0]))
     return xp.asarray(xp.linalg.norm(flat, ord=order), dtype=flat.dtype)
 
 
