@@ -462,7 +462,7 @@ class Tensor:
 
     def cuda(self, device=None) -> Tensor:
         """This tensor on a CUDA device (default: the current one)."""
-        return self.to("cuda" if device is None else backend.normalize_device(device))
+        return self.to(device="cuda" if device is None else device)  # to() checks and normalizes the device
 
     def float(self) -> Tensor:
         """Cast to float32."""

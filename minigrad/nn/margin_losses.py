@@ -11,6 +11,7 @@ uses the stable log-sigmoid, so it is finite for any finite input).
 
 from __future__ import annotations
 
+from minigrad.nn.loss_base import _Loss
 from minigrad.nn.loss_utils import (
     broadcast_shape,
     check_reduction,
@@ -22,7 +23,6 @@ from minigrad.nn.loss_utils import (
     mask,
     reduce_loss,
 )
-from minigrad.nn.module import Module
 from minigrad.ops import elementwise
 from minigrad.ops.logistic import LogSigmoid
 
@@ -135,50 +135,44 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, *, reduction="mean
 # -- modules ---------------------------------------------------------------------------------------
 
 
-class SoftMarginLoss(Module):
+class SoftMarginLoss(_Loss):
     """log(1 + exp(-target * input)): see ``soft_margin_loss``.
 
     Raises:
         ValueError: an unknown reduction.
     """
 
-    def __init__(self, *, reduction: str = "mean"):
-        super().__init__()
-        self.reduction = check_reduction("SoftMarginLoss", reduction)
-
     def forward(self, input, target):  # noqa: A002
         """The loss of ``input`` for the +1 / -1 ``target``."""
         return soft_margin_loss(input, target, reduction=self.reduction)
 
 
-class MarginRankingLoss(Module):
+class _MarginLoss(_Loss):
+    """What MarginRankingLoss and CosineEmbeddingLoss share: a ``margin`` (default 0) and the ``reduction``."""
+
+    def __init__(self, margin: float = 0.0, *, reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        self.margin = margin
+
+
+class MarginRankingLoss(_MarginLoss):
     """max(0, -target * (input1 - input2) + margin): see ``margin_ranking_loss``.
 
     Raises:
         ValueError: an unknown reduction.
     """
 
-    def __init__(self, margin: float = 0.0, *, reduction: str = "mean"):
-        super().__init__()
-        self.margin = margin
-        self.reduction = check_reduction("MarginRankingLoss", reduction)
-
     def forward(self, input1, input2, target):
         """The loss of ranking ``input1`` against ``input2`` as ``target`` says."""
         return margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
-class CosineEmbeddingLoss(Module):
+class CosineEmbeddingLoss(_MarginLoss):
     """1 - cos for similar pairs, max(0, cos - margin) for dissimilar ones: see ``cosine_embedding_loss``.
 
     Raises:
         ValueError: an unknown reduction.
     """
-
-    def __init__(self, margin: float = 0.0, *, reduction: str = "mean"):
-        super().__init__()
-        self.margin = margin
-        self.reduction = check_reduction("CosineEmbeddingLoss", reduction)
 
     def forward(self, input1, input2, target):
         """The loss of the pairs (``input1``, ``input2``) labelled by ``target``."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from minigrad import backend
+from minigrad.nn.loss_base import _Loss
 from minigrad.nn.loss_utils import (
     broadcast_shape,
     check_reduction,
@@ -26,7 +27,6 @@ from minigrad.nn.loss_utils import (
     reduce_loss,
     warn_if_target_size_differs,
 )
-from minigrad.nn.module import Module
 from minigrad.ops import elementwise
 from minigrad.promotion import promote_types
 from minigrad.tensor import Tensor
@@ -249,19 +249,15 @@ def poisson_nll_loss(input, target, log_input=True, full=False, *, eps=1e-8, red
 # -- modules ---------------------------------------------------------------------------------------
 
 
-class L1Loss(Module):
+class L1Loss(_Loss):
     """Mean absolute error: see ``l1_loss``. Shapes: input and target (*); a scalar unless reduction='none'."""
-
-    def __init__(self, *, reduction: str = "mean"):
-        super().__init__()
-        self.reduction = check_reduction("L1Loss", reduction)
 
     def forward(self, input, target):  # noqa: A002
         """The loss between ``input`` and ``target``."""
         return l1_loss(input, target, reduction=self.reduction)
 
 
-class SmoothL1Loss(Module):
+class SmoothL1Loss(_Loss):
     """Squared error below ``beta``, absolute error above: see ``smooth_l1_loss``.
 
     Raises:
@@ -269,8 +265,7 @@ class SmoothL1Loss(Module):
     """
 
     def __init__(self, *, reduction: str = "mean", beta: float = 1.0):
-        super().__init__()
-        self.reduction = check_reduction("SmoothL1Loss", reduction)
+        super().__init__(reduction=reduction)
         self.beta = beta
 
     def forward(self, input, target):  # noqa: A002
@@ -278,7 +273,7 @@ class SmoothL1Loss(Module):
         return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
-class HuberLoss(Module):
+class HuberLoss(_Loss):
     """Squared error below ``delta``, ``delta``-scaled absolute error above: see ``huber_loss``.
 
     Raises:
@@ -286,16 +281,15 @@ class HuberLoss(Module):
     """
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
-        super().__init__()
-        self.reduction = check_reduction("HuberLoss", reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input, target):  # noqa: A002
         """The loss between ``input`` and ``target``."""
-        return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+        return huber_loss(input, target, self.reduction, self.delta)
 
 
-class GaussianNLLLoss(Module):
+class GaussianNLLLoss(_Loss):
     """Gaussian negative log-likelihood: see ``gaussian_nll_loss``; called as ``loss(input, target, var)``.
 
     Raises:
@@ -303,17 +297,16 @@ class GaussianNLLLoss(Module):
     """
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
-        super().__init__()
+        super().__init__(reduction=reduction)
         self.full = full
         self.eps = eps
-        self.reduction = check_reduction("GaussianNLLLoss", reduction)
 
     def forward(self, input, target, var):  # noqa: A002
         """The negative log-likelihood of ``target`` under N(input, var)."""
         return gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
 
 
-class PoissonNLLLoss(Module):
+class PoissonNLLLoss(_Loss):
     """Poisson negative log-likelihood: see ``poisson_nll_loss``.
 
     Raises:
@@ -321,13 +314,11 @@ class PoissonNLLLoss(Module):
     """
 
     def __init__(self, log_input: bool = True, full: bool = False, *, eps: float = 1e-8, reduction: str = "mean"):
-        super().__init__()
+        super().__init__(reduction=reduction)
         self.log_input = log_input
         self.full = full
         self.eps = eps
-        self.reduction = check_reduction("PoissonNLLLoss", reduction)
 
     def forward(self, log_input, target):
         """The negative log-likelihood of the counts ``target`` given the (log) rates."""
         return poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
-
