@@ -10,7 +10,8 @@ arrays of one dtype first, inline: their forward is the cheapest); otherwise
 the forward uses the converted operands and keeps the inputs' dtypes
 (``in_dtypes``), and the backward casts each input's gradient back to its
 dtype. The floating functions (exp, log, sqrt, tanh, sigmoid) of integer or
-bool tensors give the default float dtype, as in PyTorch.
+bool tensors give the default float dtype, as in PyTorch: they are
+``_FloatingFunction``s, like the rest of that family in ``math.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import numpy as np
 from minigrad import backend
 from minigrad.function import FunctionNode
 from minigrad.ops._util import expect_tensor, shape_of, unbroadcast
-from minigrad.promotion import get_default_dtype, promote_operands, result_type
+from minigrad.ops.math import _FloatingFunction
+from minigrad.promotion import promote_operands, result_type
 from minigrad.tensor import Tensor
 
 _ndarray = np.ndarray
@@ -208,76 +210,44 @@ class Neg(FunctionNode):
 # -- pointwise functions --------------------------------------------------------
 
 
-class Exp(FunctionNode):
+class Exp(_FloatingFunction, function="exp", of_output=True):
     """e ** a"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        if a.dtype.kind not in "fc":  # integers and bools give the default float dtype, as in PyTorch
-            a = a.astype(get_default_dtype())
-        return self.xp.exp(a)
-
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g * y
 
 
-class Log(FunctionNode):
+class Log(_FloatingFunction, function="log"):
     """natural logarithm"""
 
-    def forward(self, a):
-        self.retain_inputs((0,))
-        if a.dtype.kind not in "fc":
-            a = a.astype(get_default_dtype())
-        return self.xp.log(a)
-
-    def backward(self, g):
-        (a,) = self.saved_inputs
+    def derivative(self, g, a):
         return g / a
 
 
-class Sqrt(FunctionNode):
+class Sqrt(_FloatingFunction, function="sqrt", of_output=True):
     """square root"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        if a.dtype.kind not in "fc":
-            a = a.astype(get_default_dtype())
-        return self.xp.sqrt(a)
-
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g / (2 * y)
 
 
-class Tanh(FunctionNode):
+class Tanh(_FloatingFunction, function="tanh", of_output=True):
     """hyperbolic tangent"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
-        if a.dtype.kind not in "fc":
-            a = a.astype(get_default_dtype())
-        return self.xp.tanh(a)
-
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g * (1 - y * y)
 
 
-class Sigmoid(FunctionNode):
+class Sigmoid(_FloatingFunction, of_output=True):
     """1 / (1 + e**-a), computed without overflow"""
 
-    def forward(self, a):
-        self.retain_outputs((0,))
+    def compute(self, a):
         xp = self.xp
-        if a.dtype.kind not in "fc":
-            a = a.astype(get_default_dtype())
         # exp of a non-positive number never overflows.
         e = xp.exp(-xp.abs(a))
         return xp.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
 
-    def backward(self, g):
-        (y,) = self.saved_outputs
+    def derivative(self, g, y):
         return g * y * (1 - y)
 
 

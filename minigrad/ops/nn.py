@@ -152,16 +152,23 @@ class GELUGrad(FunctionNode):
 # -- softmax ------------------------------------------------------------------------
 
 
-class Softmax(FunctionNode):
-    """exp(x) / sum(exp(x)) along ``axis``, computed as exp(x - max) to avoid overflow"""
+class _SoftmaxBase(FunctionNode):
+    """Softmax and LogSoftmax: the ``axis`` they normalize along, and the input shifted by its max along it."""
 
     def __init__(self, axis):
         self.axis = axis
 
+    def shifted(self, x):
+        """``x - max(x)`` along ``axis`` (an array): its exp is at most 1, so it never overflows."""
+        return x - x.max(axis=self.axis, keepdims=True)
+
+
+class Softmax(_SoftmaxBase):
+    """exp(x) / sum(exp(x)) along ``axis``, computed as exp(x - max) to avoid overflow"""
+
     def forward(self, x):
         self.retain_outputs((0,))
-        xp = self.xp
-        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
+        e = self.xp.exp(self.shifted(x))
         e /= e.sum(axis=self.axis, keepdims=True)
         return e
 
@@ -171,16 +178,13 @@ class Softmax(FunctionNode):
         return gy - y * gy.sum(self.axis, keepdim=True)
 
 
-class LogSoftmax(FunctionNode):
+class LogSoftmax(_SoftmaxBase):
     """x - log(sum(exp(x))) along ``axis``, computed with the max subtracted first"""
-
-    def __init__(self, axis):
-        self.axis = axis
 
     def forward(self, x):
         self.retain_outputs((0,))
         xp = self.xp
-        z = x - x.max(axis=self.axis, keepdims=True)
+        z = self.shifted(x)
         z -= xp.log(xp.exp(z).sum(axis=self.axis, keepdims=True))
         return z
 

@@ -17,39 +17,38 @@ from minigrad.tensor import Tensor
 MaxMinResult = namedtuple("MaxMinResult", ["values", "indices"])
 
 
-def _expand_back(g, in_shape, axes, keepdims):
-    """Broadcast a reduction's output gradient back to the input shape."""
-    if axes is not None and not keepdims:
-        kept = list(g.shape)
-        for a in sorted(axes):
-            kept.insert(a, 1)
-        g = g.reshape(tuple(kept))
-    elif axes is None and not keepdims:
-        g = g.reshape((1,) * len(in_shape))
-    return g.broadcast_to(in_shape)
-
-
-class Sum(FunctionNode):
-    """sum over ``axes`` (None: all)"""
+class _Reduction(FunctionNode):
+    """A reduction over ``axes`` (None: all); a subclass's forward keeps the input's shape as ``in_shape``."""
 
     def __init__(self, axes=None, keepdims=False):
         self.axes = axes
         self.keepdims = keepdims
+
+    def expand_back(self, g):
+        """Broadcast the output gradient ``g`` back to the input's shape."""
+        if self.axes is not None and not self.keepdims:
+            kept = list(g.shape)
+            for a in sorted(self.axes):
+                kept.insert(a, 1)
+            g = g.reshape(tuple(kept))
+        elif self.axes is None and not self.keepdims:
+            g = g.reshape((1,) * len(self.in_shape))
+        return g.broadcast_to(self.in_shape)
+
+
+class Sum(_Reduction):
+    """sum over ``axes`` (None: all)"""
 
     def forward(self, a):
         self.in_shape = a.shape
         return a.sum(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, g):
-        return _expand_back(g, self.in_shape, self.axes, self.keepdims)
+        return self.expand_back(g)
 
 
-class Mean(FunctionNode):
+class Mean(_Reduction):
     """mean over ``axes`` (None: all)"""
-
-    def __init__(self, axes=None, keepdims=False):
-        self.axes = axes
-        self.keepdims = keepdims
 
     def forward(self, a):
         self.in_shape = a.shape
@@ -58,7 +57,7 @@ class Mean(FunctionNode):
         return out.astype(a.dtype, copy=False)
 
     def backward(self, g):
-        return _expand_back(g / self.count, self.in_shape, self.axes, self.keepdims)
+        return self.expand_back(g / self.count)
 
 
 class MaxAll(FunctionNode):

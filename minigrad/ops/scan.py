@@ -29,12 +29,26 @@ def _accumulate(xp, ufunc_name: str, a, axis: int, reverse: bool, dtype):
     return xp.flip(scan(xp.flip(a, axis), axis=axis, dtype=dtype), axis)
 
 
-class Cumsum(FunctionNode):
+class _Scan(FunctionNode):
+    """A scan along ``axis`` that accumulates in ``dtype`` (None: the input's).
+
+    A subclass's forward keeps the input's dtype as ``in_dtype``: the gradient comes back in it.
+    """
+
+    def __init__(self, axis, dtype=None):
+        self.axis = axis
+        self.dtype = dtype
+
+    def in_input_dtype(self, grad):
+        """``grad`` in the input's dtype."""
+        return grad if grad.dtype == self.in_dtype else grad.to(self.in_dtype)
+
+
+class Cumsum(_Scan):
     """running sum along ``axis`` (``reverse``: from the end); backward: the reversed running sum"""
 
     def __init__(self, axis, dtype=None, reverse=False):
-        self.axis = axis
-        self.dtype = dtype
+        _Scan.__init__(self, axis, dtype)  # not super(): a direct call is cheaper, and this runs on every cumsum
         self.reverse = reverse
 
     def forward(self, a):
@@ -42,11 +56,10 @@ class Cumsum(FunctionNode):
         return _accumulate(self.xp, "cumsum", a, self.axis, self.reverse, self.dtype)
 
     def backward(self, g):
-        grad = Cumsum(self.axis, None, not self.reverse)(g)
-        return grad if grad.dtype == self.in_dtype else grad.to(self.in_dtype)
+        return self.in_input_dtype(Cumsum(self.axis, None, not self.reverse)(g))
 
 
-class Cumprod(FunctionNode):
+class Cumprod(_Scan):
     """running product along ``axis``
 
     Backward, for ``y = cumprod(x)``:
@@ -65,10 +78,6 @@ class Cumprod(FunctionNode):
       itself, as recorded ops on an n x n expansion (O(n^2)), whose own
       derivative is the true second derivative at the zeros (PyTorch does the same).
     """
-
-    def __init__(self, axis, dtype=None):
-        self.axis = axis
-        self.dtype = dtype
 
     def forward(self, a):
         self.retain_inputs((0,))
@@ -89,7 +98,7 @@ class Cumprod(FunctionNode):
             grad = _cumprod_grad_quadratic(x, g, self.axis)
         else:
             grad = Tensor._make(_cumprod_grad_with_zeros(self.xp, x.array, g.array, self.axis), False, None, 0)
-        return grad if grad.dtype == self.in_dtype else grad.to(self.in_dtype)
+        return self.in_input_dtype(grad)
 
 
 def _cumprod_grad_with_zeros(xp, x, g, axis):

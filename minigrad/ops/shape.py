@@ -15,17 +15,21 @@ from minigrad.function import FunctionNode, ViewNode
 from minigrad.ops._util import expect_tensor, normalize_axis, unbroadcast
 
 
-class Reshape(ViewNode):
-    """a viewed with a new shape (a copy when NumPy cannot view it)"""
+class _ShapeView(ViewNode):
+    """A view op whose one parameter is the output's shape (Reshape, BroadcastTo); ``fresh`` rebuilds it from that."""
 
     def __init__(self, shape):
         self.shape = shape
 
+    def fresh(self):
+        return type(self)(self.shape)
+
+
+class Reshape(_ShapeView):
+    """a viewed with a new shape (a copy when NumPy cannot view it)"""
+
     def view_array(self, a):
         return a.reshape(self.shape)
-
-    def fresh(self):
-        return Reshape(self.shape)
 
     def forward(self, a):
         self.in_shape = a.shape
@@ -57,17 +61,11 @@ class Permute(ViewNode):
         return Permute(tuple(inverse))(g)
 
 
-class BroadcastTo(ViewNode):
+class BroadcastTo(_ShapeView):
     """a broadcast to a larger shape (a read-only view)"""
-
-    def __init__(self, shape):
-        self.shape = shape
 
     def view_array(self, a):
         return backend.get_array_module(a).broadcast_to(a, self.shape)
-
-    def fresh(self):
-        return BroadcastTo(self.shape)
 
     def forward(self, a):
         self.in_shape = a.shape
