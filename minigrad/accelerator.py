@@ -19,9 +19,15 @@ __all__ = [
 _NONE_AVAILABLE = "no accelerator is available ({}); minigrad's accelerator is a CUDA GPU through CuPy"
 
 
-def _require(fn: str) -> None:
+def _on_cuda(fn: str, cuda_function, *args):
+    """``cuda_function(*args)``, the CUDA function that the accelerator function ``fn`` stands for.
+
+    Raises:
+        RuntimeError: no accelerator is available (naming ``mg.accelerator.<fn>``, not the CUDA function).
+    """
     if not backend.cuda_is_available():
         raise RuntimeError(f"mg.accelerator.{fn}(): " + _NONE_AVAILABLE.format(backend.cuda_unavailable_reason()))
+    return cuda_function(*args)
 
 
 def current_accelerator(check_available: bool = False):
@@ -42,8 +48,7 @@ def current_device_index() -> int:
     Raises:
         RuntimeError: no accelerator is available.
     """
-    _require("current_device_index")
-    return backend.current_cuda_device()
+    return _on_cuda("current_device_index", cuda.current_device)
 
 
 def set_device_index(device) -> None:
@@ -52,8 +57,7 @@ def set_device_index(device) -> None:
     Raises:
         RuntimeError: no accelerator is available. ValueError: no such device.
     """
-    _require("set_device_index")
-    cuda.set_device(device)
+    _on_cuda("set_device_index", cuda.set_device, device)
 
 
 def synchronize(device=None) -> None:
@@ -62,5 +66,4 @@ def synchronize(device=None) -> None:
     Raises:
         RuntimeError: no accelerator is available.
     """
-    _require("synchronize")
-    cuda.synchronize(device)
+    _on_cuda("synchronize", cuda.synchronize, device)

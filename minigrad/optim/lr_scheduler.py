@@ -339,16 +339,30 @@ def _state_without_lambdas(scheduler) -> dict:
     return state
 
 
+def _restore_all_but(owner, state_dict: dict, key: str, parts: list, default: list, counted: str) -> list:
+    """Copy every entry of ``state_dict`` except ``key`` into ``owner``; return ``state_dict[key]``.
+
+    That entry (``default`` when missing) holds one saved state per item of
+    ``parts``, which the caller restores into them; its length is checked
+    before anything is restored.
+
+    Raises:
+        ValueError: it does not hold one state per item. ``counted`` is the text between the
+            two counts in the message ("the state has 1 schedulers, this one 2").
+    """
+    saved = state_dict.get(key, default)
+    if len(saved) != len(parts):
+        raise ValueError(f"{type(owner).__name__}.load_state_dict: the state has {len(saved)} {counted} {len(parts)}")
+    owner.__dict__.update(copy.deepcopy({k: v for k, v in state_dict.items() if k != key}))
+    return saved
+
+
 def _load_with_lambdas(scheduler, state_dict: dict) -> None:
     scheduler._check_state_keys(state_dict)
-    saved = state_dict.get("lr_lambdas", [None] * len(scheduler.lr_lambdas))
-    if len(saved) != len(scheduler.lr_lambdas):
-        raise ValueError(
-            f"{type(scheduler).__name__}.load_state_dict: the state has {len(saved)} lr_lambdas, "
-            f"this scheduler {len(scheduler.lr_lambdas)}"
-        )
-    scheduler.__dict__.update(copy.deepcopy({k: v for k, v in state_dict.items() if k != "lr_lambdas"}))
-    for fn, attributes in zip(scheduler.lr_lambdas, saved):
+    lambdas = scheduler.lr_lambdas
+    saved = _restore_all_but(scheduler, state_dict, "lr_lambdas", lambdas, [None] * len(lambdas),
+                             "lr_lambdas, this scheduler")
+    for fn, attributes in zip(lambdas, saved):
         if attributes is not None:
             fn.__dict__.update(copy.deepcopy(attributes))
 
@@ -933,13 +947,7 @@ def _leaves(schedulers):
 
 def _load_nested(owner, state_dict: dict) -> None:
     owner._check_state_keys(state_dict, extra=("_schedulers",))
-    saved = state_dict.get("_schedulers", [])
-    if len(saved) != len(owner._schedulers):
-        raise ValueError(
-            f"{type(owner).__name__}.load_state_dict: the state has {len(saved)} schedulers, "
-            f"this one {len(owner._schedulers)}"
-        )
-    owner.__dict__.update(copy.deepcopy({k: v for k, v in state_dict.items() if k != "_schedulers"}))
+    saved = _restore_all_but(owner, state_dict, "_schedulers", owner._schedulers, [], "schedulers, this one")
     for scheduler, state in zip(owner._schedulers, saved):
         scheduler.load_state_dict(state)
 

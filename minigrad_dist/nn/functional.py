@@ -259,6 +259,16 @@ def _copy(tensor: Tensor):
     return backend.get_array_module(tensor.array).array(tensor.array, copy=True, order="C")
 
 
+def _empty_like(tensor: Tensor):
+    """A new C-contiguous array of ``tensor``'s shape and dtype, on its device, for a collective to fill."""
+    return backend.get_array_module(tensor.array).empty(tensor.shape, dtype=tensor.dtype)
+
+
+def _zeros_like(tensor: Tensor):
+    """As ``_empty_like``, filled with zeros."""
+    return backend.get_array_module(tensor.array).zeros(tensor.shape, dtype=tensor.dtype)
+
+
 def _wrap(array) -> Tensor:
     return Tensor._make(array, False, None, 0)
 
@@ -296,7 +306,10 @@ class _Broadcast(Function):
     @staticmethod
     def forward(ctx, src, group, tensor):
         ctx.src, ctx.group = src, group
-        return _on_copy(collectives.broadcast, tensor, src, group)
+        # Only src's data is sent: the other ranks receive into a new buffer, with no copy of their input.
+        result = _copy(tensor) if _is_root(group, src) else _empty_like(tensor)
+        collectives.broadcast(result, src, group)
+        return _wrap(result)
 
     @staticmethod
     def backward(ctx, grad):
@@ -349,8 +362,7 @@ class _ReduceScatter(Function):
     @staticmethod
     def forward(ctx, op, group, *inputs):
         ctx.op, ctx.group = op, group
-        xp = backend.get_array_module(inputs[0].array)
-        result = xp.empty(inputs[0].shape, dtype=inputs[0].dtype)
+        result = _empty_like(inputs[0])
         collectives.reduce_scatter(result, [_array(t) for t in inputs], op, group)
         return _wrap(result)
 
@@ -387,8 +399,7 @@ class _Scatter(Function):
     @staticmethod
     def forward(ctx, src, group, *tensors):
         ctx.src, ctx.group = src, group
-        xp = backend.get_array_module(tensors[0].array)
-        result = xp.zeros(tensors[0].shape, dtype=tensors[0].dtype)
+        result = _zeros_like(tensors[0])
         collectives.scatter(result, [_array(t) for t in tensors] if _is_root(group, src) else None, src, group)
         return _wrap(result)
 
