@@ -129,7 +129,7 @@ class GELUGrad(FunctionNode):
         cdf = self.cached if self.cached is not None else _normal_cdf(x)
         # Phi(x) + x * pdf(x), in place on one fresh array: on a GELU layer's
         # activations each pass costs about as much as its arithmetic.
-        slope = x * x
+        slope = xp.square(x, out=xp.empty_like(x))  # an array also for 0-d x, where x * x is a NumPy scalar
         slope *= -0.5
         xp.exp(slope, out=slope)
         slope *= _INV_SQRT_2PI

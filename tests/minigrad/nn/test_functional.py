@@ -305,6 +305,21 @@ def test_gelu_third_derivative_matches_torch(approximate):
         assert_close(mine, theirs, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_gelu_forward_and_backward_match_torch_for_every_rank(approximate, dtype, shape):
+    values = random(*shape, seed=4, scale=2.0).astype(dtype)
+    x, tx = mg.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    out, tout = F.gelu(x, approximate=approximate), TF.gelu(tx, approximate=approximate)
+    out.sum().backward()
+    tout.sum().backward()
+    rtol = 1e-6 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=rtol)
+    assert out.dtype == x.dtype and x.grad.shape == shape
+
+
 def test_gelu_rejects_unknown_approximation():
     with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh', got 'erf'"):
         F.gelu(mg.randn(3), approximate="erf")
