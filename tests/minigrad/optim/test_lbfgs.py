@@ -112,7 +112,11 @@ def test_float32_regression_matches_torch(line_search_fn):
 @given(seed=st.integers(0, 2**16), history_size=st.integers(1, 6), max_iter=st.integers(1, 12),
        max_eval=st.one_of(st.none(), st.integers(1, 15)), line_search_fn=st.sampled_from([None, "strong_wolfe"]))
 def test_tanh_network_matches_torch(seed, history_size, max_iter, max_eval, line_search_fn):
-    """Short histories (pairs are dropped), few iterations and evaluations (the line search runs out)."""
+    """Short histories (pairs are dropped), few iterations and evaluations (the line search runs out).
+
+    Tolerance 1e-8, as on Rosenbrock below: up to 36 quasi-Newton iterations amplify last-bit
+    differences of the sums (seed 22139, history 1, 11 iterations: 3e-9 relative after 3 steps).
+    """
     rng = np.random.default_rng(seed)
     x, y = rng.standard_normal((8, 3)), rng.standard_normal((8, 2))
 
@@ -121,7 +125,7 @@ def test_tanh_network_matches_torch(seed, history_size, max_iter, max_eval, line
         return ((hidden @ w2 - lib.tensor(y)) ** 2).sum()
 
     init = [rng.standard_normal((3, 4)) * 0.5, rng.standard_normal(4) * 0.1, rng.standard_normal((4, 2)) * 0.5]
-    run_pair(init, loss_fn, steps=3, lr=1 if line_search_fn else 0.1, history_size=history_size,
+    run_pair(init, loss_fn, steps=3, rtol=1e-8, atol=1e-8, lr=1 if line_search_fn else 0.1, history_size=history_size,
              max_iter=max_iter, max_eval=max_eval, line_search_fn=line_search_fn)
 
 
