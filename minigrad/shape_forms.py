@@ -156,6 +156,41 @@ def broadcast_tensors(*tensors):
     return tuple(item.expand(*shape) if tuple(item.shape) != shape else item[...] for item in tensors)
 
 
+def broadcast_to(input, size):  # noqa: A002
+    """A view of ``input`` expanded to ``size`` (``-1`` keeps a dimension), as ``input.expand(size)``.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor.
+        RuntimeError: ``input`` does not broadcast to ``size``.
+    """
+    expect_tensor(input, "broadcast_to")
+    return input.broadcast_to(size)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that tensors of ``shapes`` (ints or sequences of ints) broadcast to, as a tuple.
+
+    PyTorch returns a ``torch.Size``; minigrad's shapes are tuples.
+
+    Raises:
+        TypeError: a shape is neither an int nor a sequence of ints.
+        RuntimeError: the shapes do not broadcast together.
+    """
+    as_tuples = [(shape,) if isinstance(shape, (int, np.integer)) else shape for shape in shapes]
+    for k, shape in enumerate(as_tuples):
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape
+        ):
+            raise TypeError(f"broadcast_shapes(): shapes[{k}] must be an int or a sequence of ints, got {shape!r}")
+    as_tuples = [tuple(int(d) for d in shape) for shape in as_tuples]
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*as_tuples))
+    except ValueError:
+        raise RuntimeError(
+            f"broadcast_shapes: shapes {', '.join(str(list(s)) for s in as_tuples)} cannot be broadcast together"
+        ) from None
+
+
 def meshgrid(*tensors, indexing="ij"):
     """Coordinate grids from 1-D tensors: output ``k`` varies along dimension ``k`` (``"ij"``) or as NumPy's ``"xy"``.
 
@@ -670,7 +705,8 @@ _BOTH = {
     "bernoulli": bernoulli, "multinomial": multinomial,
 }
 _FUNCTIONS_ONLY = {
-    "broadcast_tensors": broadcast_tensors, "meshgrid": meshgrid, "hstack": hstack, "vstack": vstack,
+    "broadcast_tensors": broadcast_tensors, "broadcast_to": broadcast_to, "broadcast_shapes": broadcast_shapes,
+    "meshgrid": meshgrid, "hstack": hstack, "vstack": vstack,
     "dstack": dstack, "column_stack": column_stack, "concat": concat, "concatenate": concat, "eye": eye,
     "logspace": logspace, "empty_like": empty_like, "rand_like": rand_like, "randn_like": randn_like,
     "randint_like": randint_like, "normal": normal, "is_tensor": is_tensor, "numel": numel,

@@ -280,6 +280,10 @@ def _shape_cases():
     cases += [
         case("mg.broadcast_tensors", lambda a, b: mg.broadcast_tensors(a, b), dict(a=ft(2, 3), b=ft(3)),
              dict(a=[None, "abc"], b=[ft(4, 5), None, "abc"]), names=seq + ("broadcast",)),
+        case("mg.broadcast_to", mg.broadcast_to, dict(input=ft(2, 1), size=(2, 3)),
+             dict(input=NOT_INPUTS, size=[(4, 5), (3,), "abc", None]), names=NAMES + ("broadcast", "expand")),
+        case("mg.broadcast_shapes", lambda a, b: mg.broadcast_shapes(a, b), dict(a=(2, 1), b=(3,)),
+             dict(a=[(2, 5), "abc", None], b=[(5, 3), 1.5]), names=("broadcast", "shapes")),
         case("mg.diag", mg.diag, dict(input=ft(2, 3), diagonal=0),
              dict(input=NOT_INPUTS + [ft(2, 3, 4)], diagonal=["a", 1.5, None]), names=NAMES + ("diagonal",)),
         case("mg.is_tensor", mg.is_tensor, dict(obj=ft(2)), {}),

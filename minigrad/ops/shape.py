@@ -127,7 +127,11 @@ class ToDevice(FunctionNode):
 
 
 def _shape_arg(shape, op: str, what: str = "shape"):
-    """``(2, 3)``, ``((2, 3),)`` or ``([2, 3],)`` as a tuple of Python ints (NumPy ints accepted)."""
+    """``(2, 3)``, ``((2, 3),)``, ``([2, 3],)`` or ``3`` as a tuple of Python ints (NumPy ints accepted)."""
+    if isinstance(shape, int) and not isinstance(shape, bool) or isinstance(shape, np.integer):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{op}: {what} must be a sequence of ints, got {shape!r}")
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     try:
@@ -228,18 +232,18 @@ def expand(a, shape):
     """``a`` broadcast to ``shape``; -1 keeps that dimension.
 
     Raises:
-        ValueError: the shapes are not broadcastable (names both).
+        RuntimeError: the shapes are not broadcastable (names both), as PyTorch.
     """
     shape = _shape_arg(shape, "expand")
     lead = len(shape) - a.ndim
     if lead < 0:
-        raise ValueError(f"expand: target shape {shape} has fewer dimensions than the tensor's {a.shape}")
+        raise RuntimeError(f"expand: target shape {shape} has fewer dimensions than the tensor's {a.shape}")
     if -1 in shape[:lead]:
-        raise ValueError(f"expand: -1 is not allowed for the new leading dimensions of {shape}")
+        raise RuntimeError(f"expand: -1 is not allowed for the new leading dimensions of {shape}")
     full = tuple(a.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(shape))
     for i, n in enumerate(a.shape):
         if n != 1 and n != full[lead + i]:
-            raise ValueError(f"expand: shape {a.shape} cannot be broadcast to {shape}")
+            raise RuntimeError(f"expand: shape {a.shape} cannot be broadcast to {shape}")
     if full == a.shape:
         return a
     return BroadcastTo(full)(a)

@@ -50,6 +50,7 @@ DIFFERENTIABLE = {
     "swapaxes": (lambda lib, a: a.swapaxes(0, 2), [C]),
     "swapdims": (lambda lib, a: lib.swapdims(a, 1, 2), [C]),
     "broadcast_tensors": (lambda lib, a, b: lib.broadcast_tensors(a, b), [M, V]),
+    "broadcast_to": (lambda lib, a: lib.broadcast_to(a, (2, -1, 4)) * 3, [M[:, :1]]),
     "meshgrid_ij": (lambda lib, a, b: lib.meshgrid(a, b, indexing="ij"), [V, V[:3]]),
     "meshgrid_xy": (lambda lib, a, b: lib.meshgrid(a, b, indexing="xy"), [V, V[:3]]),
     "meshgrid_xy_three": (lambda lib, a, b, c: lib.meshgrid(a, b, c, indexing="xy"), [V, V[:3], V[:2]]),
@@ -122,6 +123,11 @@ def test_value_forms_match_torch(name):
             assert tuple(a) == tuple(b)
 
 
+@pytest.mark.parametrize("shapes", [((2, 1), (3,)), (2, (3, 1)), ((), (4, 1, 2), (3, 1)), (), ((0, 1), (1, 5))])
+def test_broadcast_shapes_matches_torch(shapes):
+    assert mg.broadcast_shapes(*shapes) == tuple(torch.broadcast_shapes(*shapes))
+
+
 def test_layout_queries_match_torch():
     for lib in (mg, torch):
         x = lib.tensor(C)
@@ -159,6 +165,11 @@ ERRORS = {
     "rot90_three_dims": lambda lib, a: a.rot90(1, [0, 1, 2]),
     "diag_3d": lambda lib, a: lib.diag(a),
     "broadcast_tensors": lambda lib, a: lib.broadcast_tensors(a, lib.ones(5)),
+    "broadcast_to_mismatch": lambda lib, a: lib.broadcast_to(a, (7, 7, 7, 7)),
+    "broadcast_to_not_a_tensor": lambda lib, a: lib.broadcast_to([1.0], (2,)),
+    "broadcast_shapes_mismatch": lambda lib, a: lib.broadcast_shapes((2,), (3,)),
+    "expand_fewer_dims": lambda lib, a: a.expand(3),
+    "expand_leading_minus_one": lambda lib, a: a.expand(-1, 2, 3, 4),
     "meshgrid_2d": lambda lib, a: lib.meshgrid(a, indexing="ij"),
     "masked_select_float_mask": lambda lib, a: lib.masked_select(a, a),
     "repeat_interleave_length": lambda lib, a: a.repeat_interleave(lib.tensor([1, 2]), dim=1),
