@@ -87,8 +87,8 @@ def _pair(fn: str, name: str, value, minimum: int) -> tuple:
     pair = (value, value) if isinstance(value, (int, np.integer)) else value
     if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(_is_int, pair)):
         raise TypeError(f"{fn}(): {name} must be an int or a pair of ints, got {value!r}")
-    if min(pair) < minimum:
-        raise ValueError(f"{fn}(): {name} must be at least {minimum}, got {value!r}")
+    if min(pair) < minimum:  # PyTorch's type for an out-of-range window argument
+        raise RuntimeError(f"{fn}(): {name} must be at least {minimum}, got {value!r}")
     return int(pair[0]), int(pair[1])
 
 
@@ -179,7 +179,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         TypeError: an argument has the wrong type, or the dtypes differ.
         ValueError: wrong numbers of dimensions, channel counts that do not fit
             (names both), or a kernel larger than the padded input.
-        RuntimeError: a weight with a kernel of size 0 (PyTorch's type).
+        RuntimeError: a stride or dilation below 1, negative padding, groups below 1, or a weight
+            with a kernel of size 0 (PyTorch's type).
     """
     fn = "conv2d"
     _expect_tensor(fn, "input", input)
@@ -189,8 +190,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if weight.ndim != 4:
         raise ValueError(f"conv2d(): weight must be 4-D (out, in / groups, kh, kw), got shape {weight.shape}")
     _expect_same(fn, input, "input", weight, "weight")
-    if not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise ValueError(f"conv2d(): groups must be a positive int, got {groups!r}")
+    if not _is_int(groups):
+        raise TypeError(f"conv2d(): groups must be a positive int, got {groups!r}")
+    if groups < 1:
+        raise RuntimeError(f"conv2d(): groups must be a positive int, got {groups!r}")
     channels, out_channels = input.shape[-3], weight.shape[0]
     if channels != weight.shape[1] * groups:
         raise ValueError(
@@ -229,6 +232,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
 
     Raises:
         ValueError: wrong number of dimensions, or a kernel larger than the padded input.
+        RuntimeError: a kernel size, stride or dilation below 1, or negative padding (PyTorch's type).
     """
     fn = "unfold"
     _expect_tensor(fn, "input", input)
@@ -255,6 +259,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     Raises:
         ValueError: input dimension 1 is not a multiple of kh * kw, or L is not the
             number of kernel positions in the output (names both).
+        RuntimeError: an output size, kernel size, stride or dilation below 1, or negative
+            padding (PyTorch's type).
     """
     fn = "fold"
     _expect_tensor(fn, "input", input)
@@ -282,7 +288,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
 
 def _window(fn: str, kernel_size, dilation, stride, padding):
     """The sliding window of ``unfold``/``fold`` as pairs: kernel, dilation, stride, and the padding
-    as ``(top, bottom, left, right)``; TypeError or ValueError naming ``fn`` and the argument (``_pair``)."""
+    as ``(top, bottom, left, right)``; TypeError or RuntimeError naming ``fn`` and the argument (``_pair``)."""
     kernel = _pair(fn, "kernel_size", kernel_size, 1)
     dilation = _pair(fn, "dilation", dilation, 1)
     stride = _pair(fn, "stride", stride, 1)

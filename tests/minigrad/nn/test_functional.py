@@ -320,6 +320,29 @@ def test_gelu_forward_and_backward_match_torch_for_every_rank(approximate, dtype
     assert out.dtype == x.dtype and x.grad.shape == shape
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, stride=0),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, stride=(1, -1)),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, dilation=0),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=-1),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, groups=0),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, groups=1.5),
+        lambda lib, x, w: lib.nn.functional.unfold(x, 2, stride=0),
+        lambda lib, x, w: lib.nn.functional.unfold(x, 0),
+        lambda lib, x, w: lib.nn.functional.unfold(x, 2, padding=-1),
+        lambda lib, x, w: lib.nn.functional.fold(lib.ones(1, 4, 9), (4, 4), 2, stride=0),
+        lambda lib, x, w: lib.nn.functional.fold(lib.ones(1, 4, 9), (0, 4), 2),
+    ],
+)
+def test_window_argument_errors_have_pytorchs_types(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2))
+    with pytest.raises(theirs.type):
+        call(mg, mg.ones(1, 1, 4, 4), mg.ones(1, 1, 2, 2))
+
+
 def test_gelu_rejects_unknown_approximation():
     with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh', got 'erf'"):
         F.gelu(mg.randn(3), approximate="erf")
@@ -476,7 +499,7 @@ def test_conv2d_errors_name_what_does_not_fit():
         F.conv2d(x, mg.randn(4, 3, 3, 3), stride=2, padding="same")
     with pytest.raises(ValueError, match=r"bias must have shape \(4,\)"):
         F.conv2d(x, mg.randn(4, 3, 3, 3), mg.randn(3))
-    with pytest.raises(ValueError, match="stride must be at least 1"):
+    with pytest.raises(RuntimeError, match="stride must be at least 1"):  # PyTorch's type
         F.conv2d(x, mg.randn(4, 3, 3, 3), stride=0)
     with pytest.raises(TypeError, match="padding must be an int or a pair"):
         F.conv2d(x, mg.randn(4, 3, 3, 3), padding=1.5)
