@@ -134,9 +134,9 @@ def _conv_padding(fn, padding, kernel, stride, dilation) -> tuple:
         if padding == "valid":
             return (0, 0, 0, 0)
         if padding != "same":
-            raise ValueError(f"{fn}(): padding must be 'valid', 'same', an int or a pair, got {padding!r}")
+            raise RuntimeError(f"{fn}(): padding must be 'valid', 'same', an int or a pair, got {padding!r}")
         if stride != (1, 1):
-            raise ValueError(f"{fn}(): padding='same' is not supported for strided convolutions ({stride=})")
+            raise RuntimeError(f"{fn}(): padding='same' is not supported for strided convolutions ({stride=})")
         pads = []
         for k, d in zip(kernel, dilation):
             total = d * (k - 1)
@@ -151,7 +151,7 @@ def _check_output_size(fn, size, kernel, stride, pads, dilation) -> tuple:
     ho = ops.conv_output_size(h, kh, stride[0], pads[0] + pads[1], dilation[0])
     wo = ops.conv_output_size(w, kw, stride[1], pads[2] + pads[3], dilation[1])
     if ho < 1 or wo < 1:
-        raise ValueError(
+        raise RuntimeError(
             f"{fn}(): the padded input is {h + pads[0] + pads[1]}x{w + pads[2] + pads[3]} but the "
             f"dilated kernel is {dilation[0] * (kh - 1) + 1}x{dilation[1] * (kw - 1) + 1}; "
             "the kernel can't be larger than the input"
@@ -177,18 +177,18 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     Raises:
         TypeError: an argument has the wrong type, or the dtypes differ.
-        ValueError: wrong numbers of dimensions, channel counts that do not fit
-            (names both), or a kernel larger than the padded input.
-        RuntimeError: a stride or dilation below 1, negative padding, groups below 1, or a weight
-            with a kernel of size 0 (PyTorch's type).
+        RuntimeError (PyTorch's type): wrong numbers of dimensions, channel counts or a bias
+            that do not fit (names both), a kernel larger than the padded input, a stride or
+            dilation below 1, negative padding, groups below 1, padding='same' with a stride,
+            or a weight with a kernel of size 0.
     """
     fn = "conv2d"
     _expect_tensor(fn, "input", input)
     _expect_tensor(fn, "weight", weight)
     if input.ndim not in (3, 4):
-        raise ValueError(f"conv2d(): expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got {input.shape}")
+        raise RuntimeError(f"conv2d(): expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got {input.shape}")
     if weight.ndim != 4:
-        raise ValueError(f"conv2d(): weight must be 4-D (out, in / groups, kh, kw), got shape {weight.shape}")
+        raise RuntimeError(f"conv2d(): weight must be 4-D (out, in / groups, kh, kw), got shape {weight.shape}")
     _expect_same(fn, input, "input", weight, "weight")
     if not _is_int(groups):
         raise TypeError(f"conv2d(): groups must be a positive int, got {groups!r}")
@@ -196,16 +196,16 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"conv2d(): groups must be a positive int, got {groups!r}")
     channels, out_channels = input.shape[-3], weight.shape[0]
     if channels != weight.shape[1] * groups:
-        raise ValueError(
+        raise RuntimeError(
             f"conv2d(): input has {channels} channels (shape {input.shape}) but weight of shape "
             f"{weight.shape} with groups={groups} expects {weight.shape[1] * groups}"
         )
     if out_channels % groups:
-        raise ValueError(f"conv2d(): {out_channels} output channels are not divisible by groups={groups}")
+        raise RuntimeError(f"conv2d(): {out_channels} output channels are not divisible by groups={groups}")
     if bias is not None:
         _expect_tensor(fn, "bias", bias)
         if bias.shape != (out_channels,):
-            raise ValueError(f"conv2d(): bias must have shape ({out_channels},), got {bias.shape}")
+            raise RuntimeError(f"conv2d(): bias must have shape ({out_channels},), got {bias.shape}")
         _expect_same(fn, input, "input", bias, "bias")
     kernel = weight.shape[2:]
     if min(kernel) < 1:  # else a kernel of no elements gives an output of zeros (PyTorch's type and words)
@@ -231,8 +231,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
     ``torch.nn.functional.unfold``. A 3-D input (C, H, W) gives (C * kh * kw, L).
 
     Raises:
-        ValueError: wrong number of dimensions, or a kernel larger than the padded input.
-        RuntimeError: a kernel size, stride or dilation below 1, or negative padding (PyTorch's type).
+        ValueError: not 3-D or 4-D.
+        RuntimeError (PyTorch's type): a kernel larger than the padded input, a kernel size,
+            stride or dilation below 1, or negative padding.
     """
     fn = "unfold"
     _expect_tensor(fn, "input", input)
@@ -257,26 +258,25 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
         Tensor (N, C, H, W) (or (C, H, W)).
 
     Raises:
-        ValueError: input dimension 1 is not a multiple of kh * kw, or L is not the
-            number of kernel positions in the output (names both).
-        RuntimeError: an output size, kernel size, stride or dilation below 1, or negative
-            padding (PyTorch's type).
+        RuntimeError (PyTorch's type): not 2-D or 3-D, input dimension 1 not a multiple of
+            kh * kw, L not the number of kernel positions in the output (names both), an output
+            size, kernel size, stride or dilation below 1, or negative padding.
     """
     fn = "fold"
     _expect_tensor(fn, "input", input)
     if input.ndim not in (2, 3):
-        raise ValueError(f"fold(): expected a 2-D or 3-D input, got shape {input.shape}")
+        raise RuntimeError(f"fold(): expected a 2-D or 3-D input, got shape {input.shape}")
     size = _pair(fn, "output_size", output_size, 1)
     kernel, dilation, stride, pads = _window(fn, kernel_size, dilation, stride, padding)
     ho, wo = _check_output_size(fn, size, kernel, stride, pads, dilation)
     rows, blocks = input.shape[-2:]
     if rows % (kernel[0] * kernel[1]):
-        raise ValueError(
+        raise RuntimeError(
             f"fold(): input dimension {input.ndim - 2} ({rows}) must be a multiple of kh * kw = "
             f"{kernel[0] * kernel[1]}"
         )
     if blocks != ho * wo:
-        raise ValueError(
+        raise RuntimeError(
             f"fold(): input has {blocks} blocks (last dimension of shape {input.shape}) but "
             f"output_size {size} with this kernel, stride, padding and dilation gives {ho} x {wo} = {ho * wo}"
         )

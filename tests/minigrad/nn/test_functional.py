@@ -334,9 +334,34 @@ def test_gelu_forward_and_backward_match_torch_for_every_rank(approximate, dtype
         lambda lib, x, w: lib.nn.functional.unfold(x, 2, padding=-1),
         lambda lib, x, w: lib.nn.functional.fold(lib.ones(1, 4, 9), (4, 4), 2, stride=0),
         lambda lib, x, w: lib.nn.functional.fold(lib.ones(1, 4, 9), (0, 4), 2),
+        lambda lib, x, w: lib.nn.functional.fold(lib.ones(1, 4, 8), (4, 4), 2),
+        lambda lib, x, w: lib.nn.functional.fold(lib.ones(1, 5, 9), (4, 4), 2),
+        lambda lib, x, w: lib.nn.functional.fold(x, (4, 4), 2),
+        lambda lib, x, w: lib.nn.functional.unfold(x, 5),
     ],
 )
 def test_window_argument_errors_have_pytorchs_types(call):
+    _same_error_type_as_torch(call)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x, w: lib.nn.functional.conv2d(x, lib.ones(4, 2, 3, 3)),
+        lambda lib, x, w: lib.nn.functional.conv2d(lib.ones(8, 8), w),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, lib.ones(1, 1, 3)),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, dilation=4),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, stride=2, padding="same"),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding="full"),
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, lib.ones(3)),
+        lambda lib, x, w: lib.nn.functional.conv2d(lib.ones(1, 2, 4, 4), lib.ones(3, 1, 2, 2), groups=2),
+    ],
+)
+def test_conv2d_errors_have_pytorchs_types(call):
+    _same_error_type_as_torch(call)
+
+
+def _same_error_type_as_torch(call):
     with pytest.raises(Exception) as theirs:
         call(torch, torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2))
     with pytest.raises(theirs.type):
@@ -484,20 +509,21 @@ def test_conv2d_depthwise_and_unbatched():
 
 
 def test_conv2d_errors_name_what_does_not_fit():
+    # RuntimeError throughout, as PyTorch's conv2d (test_conv2d_errors_have_pytorchs_types checks the types).
     x = mg.randn(2, 3, 8, 8)
-    with pytest.raises(ValueError, match=r"input has 3 channels.*\(2, 3, 8, 8\).*\(4, 4, 3, 3\).*expects 4"):
+    with pytest.raises(RuntimeError, match=r"input has 3 channels.*\(2, 3, 8, 8\).*\(4, 4, 3, 3\).*expects 4"):
         F.conv2d(x, mg.randn(4, 4, 3, 3))
-    with pytest.raises(ValueError, match=r"groups=2 expects 4"):
+    with pytest.raises(RuntimeError, match=r"groups=2 expects 4"):
         F.conv2d(x, mg.randn(4, 2, 3, 3), groups=2)
-    with pytest.raises(ValueError, match="3-D .* or 4-D .* input, got \\(8, 8\\)"):
+    with pytest.raises(RuntimeError, match="3-D .* or 4-D .* input, got \\(8, 8\\)"):
         F.conv2d(mg.randn(8, 8), mg.randn(4, 3, 3, 3))
-    with pytest.raises(ValueError, match="weight must be 4-D"):
+    with pytest.raises(RuntimeError, match="weight must be 4-D"):
         F.conv2d(x, mg.randn(4, 3, 3))
-    with pytest.raises(ValueError, match="padded input is 8x8 but the dilated kernel is 9x9"):
+    with pytest.raises(RuntimeError, match="padded input is 8x8 but the dilated kernel is 9x9"):
         F.conv2d(x, mg.randn(4, 3, 3, 3), dilation=4)
-    with pytest.raises(ValueError, match="strided"):
+    with pytest.raises(RuntimeError, match="strided"):
         F.conv2d(x, mg.randn(4, 3, 3, 3), stride=2, padding="same")
-    with pytest.raises(ValueError, match=r"bias must have shape \(4,\)"):
+    with pytest.raises(RuntimeError, match=r"bias must have shape \(4,\)"):
         F.conv2d(x, mg.randn(4, 3, 3, 3), mg.randn(3))
     with pytest.raises(RuntimeError, match="stride must be at least 1"):  # PyTorch's type
         F.conv2d(x, mg.randn(4, 3, 3, 3), stride=0)
@@ -512,7 +538,7 @@ def test_fold_is_the_adjoint_of_unfold():
     y = mg.tensor(random(*cols.shape, seed=1))
     folded = F.fold(y, (6, 5), **options)
     np.testing.assert_allclose((cols.array * y.array).sum(), (x.array * folded.array).sum(), rtol=1e-12)
-    with pytest.raises(ValueError, match=r"has 7 blocks.*gives"):
+    with pytest.raises(RuntimeError, match=r"has 7 blocks.*gives"):
         F.fold(mg.randn(1, 12, 7), (6, 5), kernel_size=2)
 
 
