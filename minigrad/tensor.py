@@ -769,8 +769,21 @@ class Tensor:
         return _ops_shape.reshape(self, shape)
 
     def view(self, *shape):
-        """Same as ``reshape`` (minigrad does not track strides)."""
-        return _ops_shape.reshape(self, shape)
+        """This tensor's data with a new shape (one entry may be -1), sharing its memory.
+
+        Raises:
+            RuntimeError: the data's layout cannot take that shape without a copy (a transposed
+                tensor flattened, ...), as in PyTorch; ``reshape`` copies then. A copy here would
+                silently stop writes through the result from reaching this tensor.
+        """
+        out = _ops_shape.reshape(self, shape)
+        if out.array.size and not backend.get_array_module(out.array).may_share_memory(out.array, self.array):
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride: a tensor of shape {self.shape} "
+                f"and strides {self.array.strides} cannot be viewed as {out.shape} without a copy; use .reshape(...) "
+                "instead (or .contiguous() first)"
+            )
+        return out
 
     def flatten(self, start_dim=0, end_dim=-1):
         """Merge dimensions ``start_dim..end_dim`` into one."""
