@@ -728,9 +728,10 @@ def isfinite(input):  # noqa: A002
 
 
 def _logical(fn: str, ufunc, input, other):  # noqa: A002
+    # Truth is taken in the promoted dtype, as PyTorch: a 0-d float64 1e-300 beside a float32 tensor is 0.
     expect_tensor(input, fn)
     expect_tensor(other, fn, "other")
-    return _elementwise(fn, ufunc, input.array, other.array, promote=False)
+    return _elementwise(fn, ufunc, input.array, other.array)
 
 
 logical_and = _binary_predicate(
