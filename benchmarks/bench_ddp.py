@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, median_time, relu_mlp, run_sides, side_parser, write_report
+from timing import alternate, median_time, relu_mlp, run_sides, sgd_stepper, side_parser, write_report
 
 HERE = Path(__file__).resolve().parent
 SMALL = ((64, 256, 256, 10), 64)
@@ -170,7 +170,6 @@ def reducer_throughput(ddp, comm, repeat):
 def torch_role(quick):
     import torch
     import torch.distributed as tdist
-    import torch.nn.functional as F
 
     rank, world = int(os.environ["PMI_RANK"]), int(os.environ["PMI_SIZE"])
     torch.set_num_threads(1)
@@ -182,15 +181,7 @@ def torch_role(quick):
         return relu_mlp(torch.nn, sizes)
 
     def stepper(model, x, y):
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-        xs, ys = torch.from_numpy(x), torch.from_numpy(y)
-
-        def step():
-            opt.zero_grad()
-            F.cross_entropy(model(xs), ys).backward()
-            opt.step()
-
-        return step
+        return sgd_stepper(torch, model, x, y)
 
     results = {}
     for name, (sizes, n) in {"small": SMALL, "large": LARGE}.items():

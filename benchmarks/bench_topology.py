@@ -28,14 +28,13 @@ Writes ``benchmarks/results/topology.json`` and ``topology.png``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
-from timing import alternate, launch_ranks, merge_runs, write_report
+from timing import alternate, launch_ranks, merge_runs, run_role, write_report
 
 HERE = Path(__file__).resolve().parent
 RANKS = 4
@@ -227,11 +226,7 @@ def main(argv=None):
     parser.add_argument("--part")
     parser.add_argument("--out", default=str(HERE / "results" / "topology.json"))
     args = parser.parse_args(argv)
-
-    if args.role:
-        result = rank_role(args.quick)
-        if result is not None:
-            Path(args.part).write_text(json.dumps(result))
+    if run_role(args, {"ranks": rank_role}):
         return None
 
     os.environ.update(SIMULATED_NODES)

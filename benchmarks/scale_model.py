@@ -45,7 +45,6 @@ Writes ``benchmarks/results/scale_model.json`` (every number tagged
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -63,7 +62,7 @@ from cost_model import (
     scaling_efficiency,
     step_time,
 )
-from timing import launch_ranks, relu_mlp, write_report
+from timing import launch_ranks, relu_mlp, run_role, sgd_stepper, write_report
 
 HERE = Path(__file__).resolve().parent
 SIZES = (512, 2048, 2048, 512)
@@ -179,17 +178,8 @@ def batch(seed):
 def stepper(model, x, y):
     """A function running one training step (forward, backward, SGD) of ``model`` on ``(x, y)``."""
     import minigrad as mg
-    from minigrad.nn import functional as F
 
-    optimizer = mg.optim.SGD(model.parameters(), lr=0.01)
-    xs, ys = mg.tensor(x), mg.tensor(y)
-
-    def step():
-        optimizer.zero_grad()
-        F.cross_entropy(model(xs), ys).backward()
-        optimizer.step()
-
-    return step
+    return sgd_stepper(mg, model, x, y)
 
 
 def rank_role(quick):
@@ -610,10 +600,7 @@ def main(argv=None):
     parser.add_argument("--part")
     parser.add_argument("--out", default=str(HERE / "results" / "scale_model.json"))
     args = parser.parse_args(argv)
-    if args.role:
-        result = rank_role(args.quick)
-        if result is not None:
-            Path(args.part).write_text(json.dumps(result))
+    if run_role(args, {"ranks": rank_role}):
         return None
 
     started = time.perf_counter()

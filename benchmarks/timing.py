@@ -47,6 +47,22 @@ def relu_mlp(nn, sizes):
     return nn.Sequential(*layers)
 
 
+def sgd_stepper(lib, model, x, y, lr: float = 0.01):
+    """A function running one SGD step of ``model`` on NumPy ``(x, y)`` with cross-entropy, in ``lib``.
+
+    ``lib`` is ``minigrad`` or ``torch``; the arrays become tensors once (``lib.as_tensor``).
+    """
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    xs, ys = lib.as_tensor(x), lib.as_tensor(y)
+
+    def step():
+        optimizer.zero_grad()
+        lib.nn.functional.cross_entropy(model(xs), ys).backward()
+        optimizer.step()
+
+    return step
+
+
 def alternate(first, second, rounds: int, repeat: int, before_each=None) -> tuple[float, float]:
     """Each side's median of ``rounds`` round medians, ``first`` and ``second`` taking turns.
 
@@ -124,6 +140,17 @@ def side_parser(doc: str, out, roles=("minigrad", "torch")) -> argparse.Argument
     return parser
 
 
+def run_role(args, roles: dict) -> bool:
+    """For a rank that ``launch_ranks`` started (``--role``): run ``roles[args.role](args.quick)`` and write
+    its result (rank 0's; the other ranks return None) to ``--part``. Returns whether this was such a rank."""
+    if not args.role:
+        return False
+    result = roles[args.role](args.quick)
+    if result is not None:
+        Path(args.part).write_text(json.dumps(result))
+    return True
+
+
 def run_sides(script, args, roles: dict, port: int) -> dict | None:
     """Run a two-sided benchmark's command line.
 
@@ -133,10 +160,7 @@ def run_sides(script, args, roles: dict, port: int) -> dict | None:
     turn, three times (once with ``--quick``), and return each side's runs
     merged by ``merge_runs``.
     """
-    if args.role:
-        result = roles[args.role](args.quick)
-        if result is not None:
-            Path(args.part).write_text(json.dumps(result))
+    if run_role(args, roles):
         return None
     runs = {"minigrad": [], "torch": []}
     extra = ["--quick"] if args.quick else []
