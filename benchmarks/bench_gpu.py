@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from bench_models import lenet
-from timing import alternate, entry, launch_ranks, write_report
+from timing import alternate, entry, launch_ranks, relu_mlp, write_report
 
 import minigrad as mg
 from minigrad import backend
@@ -93,16 +93,6 @@ def _copy_weights(torch_model, mg_model):
     mg_model.load_state_dict(state)
 
 
-def _mlp(lib, sizes):
-    nn = lib.nn
-    layers = []
-    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-        layers.append(nn.Linear(fan_in, fan_out))
-        if i < len(sizes) - 2:
-            layers.append(nn.ReLU())
-    return nn.Sequential(*layers)
-
-
 def _training_pair(make_model, x, y, lr=1e-3):
     """Equal models on CUDA, one Adam step for each library, and the first losses' difference."""
     torch.manual_seed(0)
@@ -134,7 +124,7 @@ def mlp_step_pair(sizes, batch):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
     y = rng.integers(0, sizes[-1], size=batch)
-    return _training_pair(lambda lib: _mlp(lib, sizes), x, y)
+    return _training_pair(lambda lib: relu_mlp(lib.nn, sizes), x, y)
 
 
 def lenet_step_pair(batch):
@@ -188,9 +178,9 @@ def ddp_role(quick):
     mg.cuda.set_device(rank % mg.cuda.device_count())
     sizes, batch = DDP_MODEL
     mg.manual_seed(0)
-    local = _mlp(mg, sizes).to("cuda")
+    local = relu_mlp(mg.nn, sizes).to("cuda")
     mg.manual_seed(0)
-    ddp = dist.DistributedDataParallel(_mlp(mg, sizes).to("cuda"))
+    ddp = dist.DistributedDataParallel(relu_mlp(mg.nn, sizes).to("cuda"))
     rng = np.random.default_rng(rank)
     x = mg.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32), device="cuda")
     y = mg.tensor(rng.integers(0, sizes[-1], size=batch), device="cuda")
