@@ -111,13 +111,14 @@ def cuda_empty_cache() -> None:
 def normalize_device(device) -> str:
     """Return the canonical device (an ``mg.device``, a str subclass) for ``device``.
 
-    Accepts ``"cpu"``, ``"cuda"`` (meaning the current CUDA device),
+    Accepts ``"cpu"``, ``"cpu:N"`` (the CPU, as in PyTorch: a tensor made
+    there reports ``"cpu"``), ``"cuda"`` (meaning the current CUDA device),
     ``"cuda:N"``, an ``mg.device`` of those, an int N (meaning ``"cuda:N"``),
     or None (meaning the default device, ``mg.set_default_device``).
 
     Raises:
-        ValueError: the name is not a device name.
-        RuntimeError: a CUDA device was asked for but none is available.
+        RuntimeError: the name is not a device name (as PyTorch), or a CUDA device was asked for but
+            none is available.
     """
     if device is None:
         device = _default_device()
@@ -133,11 +134,9 @@ def normalize_device(device) -> str:
         raise TypeError(f"device must be a str such as 'cpu' or 'cuda:0', got {type(device).__name__}")
     match = _DEVICE_PATTERN.match(device)
     if match is None:
-        raise ValueError(f"unknown device {device!r}: expected 'cpu', 'cuda' or 'cuda:N'")
+        raise RuntimeError(f"unknown device {device!r}: expected 'cpu', 'cuda' or 'cuda:N'")
     kind, index = match.groups()
     if kind == "cpu":
-        if index is not None:
-            raise ValueError(f"unknown device {device!r}: the CPU device takes no index, use 'cpu'")
         return _CPU
     if not cuda_is_available():
         raise RuntimeError(f"cannot use device '{device}': {cuda_unavailable_reason()}")

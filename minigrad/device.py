@@ -17,12 +17,10 @@ out one cached instance per device), while adding what ``torch.device``
 has. The one visible difference from PyTorch: a device compares equal to
 its name, ``mg.device("cpu") == "cpu"`` (PyTorch says False there).
 
-Where minigrad differs from ``torch.device`` otherwise:
-
-* only the ``cpu`` and ``cuda`` device types exist (PyTorch's ``meta``,
-  ``mps``, ``xpu``, ... raise RuntimeError);
-* ``"cpu:0"`` is a valid device, as in PyTorch, but minigrad's factories
-  accept only ``"cpu"``: use ``mg.device("cpu")``.
+Where minigrad differs from ``torch.device`` otherwise: only the ``cpu``
+and ``cuda`` device types exist (PyTorch's ``meta``, ``mps``, ``xpu``, ...
+raise RuntimeError). ``"cpu:N"`` is the CPU, as in PyTorch: a tensor made
+there reports ``device(type='cpu')``.
 
 The default device (``set_default_device``) is where factories
 (``mg.zeros``, ``mg.tensor``, ...) and layers put new tensors when no

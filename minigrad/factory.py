@@ -38,11 +38,15 @@ def _is_real(value) -> bool:
 
 
 def _shape(size, fn: str) -> tuple:
+    """``size`` as a tuple of ints: TypeError for an entry that is not an int, RuntimeError for a negative one."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for n in size:
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-            raise ValueError(f"{fn}: size must be non-negative ints, got {size!r}")
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"{fn}: size must be non-negative ints, got {size!r}")
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"{fn}: size must be non-negative ints, got {size!r}")
     return tuple(int(n) for n in size)
 
 
@@ -65,12 +69,16 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
     a Tensor or array ``data`` and uses the default device otherwise.
 
     Raises:
-        TypeError: the data is not numeric (the message names the first
-            element that is not, like ``data[1]``), an integer does not fit in
-            64 bits, or ``dtype`` is not a dtype.
+        TypeError: a string or bytes element (the message names the first
+            element that is not numeric, like ``data[1]``), or ``dtype`` is
+            not a dtype.
         ValueError: nested lists of different lengths at one depth (ragged;
-            a number beside a list at one depth is a TypeError, as in PyTorch).
-        RuntimeError: ``requires_grad`` on a non-floating dtype.
+            a number beside a list at one depth is a TypeError, as in PyTorch),
+            an integer that does not fit in 64 bits, or a string in the first
+            position of a list (PyTorch reads it as one more dimension).
+        RuntimeError: an element of another kind (None, a dict, any object)
+            when no ``dtype`` is given (TypeError with one), or
+            ``requires_grad`` on a non-floating dtype.
     """
     dtype = _resolve_dtype(dtype)
     if isinstance(data, Tensor):
@@ -87,7 +95,7 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
             elif array.dtype in _PYTHON_NUMBER_DTYPES and not isinstance(data, np.generic):
                 array = array.astype(_python_number_dtype(array.dtype))
     if array.dtype.kind not in "biufc":
-        raise TypeError(_not_numeric_message(data, array))
+        raise _not_numeric_error(data, array, dtype is not None)
     return Tensor(backend.to_device(array, device), requires_grad=requires_grad)
 
 
@@ -146,16 +154,29 @@ def _ragged_problem(data, shape, dim, where):
     return None
 
 
-def _not_numeric_message(data, array) -> str:
-    """Why ``data`` makes no numeric tensor, naming the first offending element of a nest of sequences."""
+def _not_numeric_error(data, array, dtype_given: bool) -> Exception:
+    """Why ``data`` makes no numeric tensor, naming the first offending element of a nest of sequences.
+
+    The class is PyTorch's for that element: ValueError for an integer past 64 bits and for a string
+    PyTorch takes for one more dimension (one reached through first elements only, like ``data[0][0]``),
+    TypeError for other strings and bytes, RuntimeError for any other object (None, a dict) when the
+    dtype is to be inferred, TypeError when a ``dtype`` was given (PyTorch then converts each element).
+    """
     culprit, where = _first_non_number(data, "")
     if culprit is _NUMBERS_ONLY:
-        return f"tensor(): cannot make a numeric tensor from {type(data).__name__} data of dtype {array.dtype}"
+        kind = type(data).__name__
+        return TypeError(f"tensor(): cannot make a numeric tensor from {kind} data of dtype {array.dtype}")
     if isinstance(culprit, int):
-        return (f"tensor(): the integer at data{where} does not fit in 64 bits ({culprit:.3e}); "
-                "pass it as a float (or dtype=mg.float64)")
-    return (f"tensor(): could not infer dtype of {type(culprit).__name__} at data{where} ({culprit!r:.40}); "
-            "data must hold numbers or bools")
+        return ValueError(f"tensor(): the integer at data{where} does not fit in 64 bits ({culprit:.3e}); "
+                          "pass it as a float (or dtype=mg.float64)")
+    if isinstance(culprit, str) and where and set(where.split("]")) <= {"[0", ""}:
+        kind = ValueError
+    elif isinstance(culprit, (str, bytes)):
+        kind = TypeError
+    else:
+        kind = TypeError if dtype_given else RuntimeError
+    return kind(f"tensor(): could not infer dtype of {type(culprit).__name__} at data{where} ({culprit!r:.40}); "
+                "data must hold numbers or bools")
 
 
 _NUMBERS_ONLY = object()  # what _first_non_number finds in data that holds only numbers
@@ -323,7 +344,7 @@ def randint(low, high=None, size=None, dtype=None, device=None) -> Tensor:
 
     Raises:
         TypeError: ``low`` or ``high`` is not an int, or no ``size`` is given.
-        ValueError: ``low >= high``.
+        RuntimeError: ``low >= high``, as PyTorch.
     """
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -333,7 +354,7 @@ def randint(low, high=None, size=None, dtype=None, device=None) -> Tensor:
         if not isinstance(bound, (int, np.integer)) or isinstance(bound, bool):
             raise TypeError(f"randint(): argument '{name}' must be an int, got {type(bound).__name__} {bound!r:.40}")
     if low >= high:
-        raise ValueError(f"randint(): expects low < high, got low={low} and high={high}")
+        raise RuntimeError(f"randint(): expects low < high, got low={low} and high={high}")
     device = backend.normalize_device(device)
     dtype = _resolve_dtype(dtype) or np.int64
     shape = _shape((size,), "randint")
@@ -345,12 +366,12 @@ def randperm(n, device=None) -> Tensor:
     """A random permutation of 0..n-1 (int64).
 
     Raises:
-        TypeError: ``n`` is not an int. ValueError: ``n`` is negative.
+        TypeError: ``n`` is not an int. RuntimeError: ``n`` is negative, as PyTorch.
     """
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"randperm(): n must be an int, got {type(n).__name__}")
     if n < 0:
-        raise ValueError(f"randperm(): n must be non-negative, got {n}")
+        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     device = backend.normalize_device(device)
     return Tensor(backend.generator(device).permutation(n).astype(np.int64))
 
@@ -360,7 +381,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
     Raises:
         TypeError: a bound or the step is not a real number.
-        ValueError: ``step`` is zero, a bound is not finite, or ``step`` points away from ``end``.
+        RuntimeError: ``step`` is zero, a bound is not finite, or ``step`` points away from ``end``, as PyTorch.
     """
     if end is None:
         start, end = 0, start
@@ -368,12 +389,12 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         if not _is_real(value):
             raise TypeError(f"arange(): {name} must be a real number, got {type(value).__name__}")
         if not np.isfinite(value):
-            raise ValueError(f"arange(): {name} must be finite, got {value}")
+            raise RuntimeError(f"arange(): {name} must be finite, got {value}")
     if step == 0:
-        raise ValueError("arange(): step must be nonzero")
+        raise RuntimeError("arange(): step must be nonzero")
     if (end - start) * step < 0:
-        raise ValueError(f"arange(): upper bound and larger bound inconsistent with step sign "
-                         f"(start={start}, end={end}, step={step})")
+        raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
     if dtype is None:
         all_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if all_int else get_default_dtype()
@@ -389,7 +410,7 @@ def linspace(start, end, steps, dtype=None, device=None) -> Tensor:
 
     Raises:
         TypeError: ``start``/``end`` is not a real number or ``steps`` not an int.
-        ValueError: ``steps`` is negative.
+        RuntimeError: ``steps`` is negative, as PyTorch.
     """
     for name, value in (("start", start), ("end", end)):
         if not _is_real(value):
@@ -397,7 +418,7 @@ def linspace(start, end, steps, dtype=None, device=None) -> Tensor:
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
         raise TypeError(f"linspace(): steps must be an int, got {type(steps).__name__}")
     if steps < 0:
-        raise ValueError(f"linspace(): number of steps must be non-negative, got {steps}")
+        raise RuntimeError(f"linspace(): number of steps must be non-negative, got {steps}")
     device = backend.normalize_device(device)
     xp = backend.module_for_device(device)
     with backend.device_context(device):
@@ -414,5 +435,6 @@ _FLOAT16, _FLOAT32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
 def _check_float(dtype, fn):
+    """NotImplementedError (PyTorch's class: no integer or bool kernel) unless ``dtype`` is real floating."""
     if dtype.kind != "f":
-        raise TypeError(f"{fn}: expected a floating point dtype, got {dtype}")
+        raise NotImplementedError(f"{fn}: expected a floating point dtype, got {dtype}")

@@ -160,7 +160,10 @@ class FunctionNode(Node):
         try:
             outputs = self.forward(*arrays)
         except (ValueError, TypeError) as error:
-            kind = ValueError if isinstance(error, ValueError) else TypeError  # NumPy's subclasses take other args
+            # An op's forward is PyTorch's kernel, whose checks raise RuntimeError (shapes that do not broadcast
+            # or multiply), so a ValueError becomes one; checks PyTorch makes in Python (ValueError) belong before
+            # the op runs, in the functional or module code. NumPy's subclasses take other args.
+            kind = RuntimeError if isinstance(error, ValueError) else TypeError
             raise kind(f"{type(self).__name__}: {error} ({_describe(arrays)})") from error
         if type(outputs) is not _ndarray and not backend.is_array(outputs) and type(outputs) is not tuple:
             outputs = self.xp.asarray(outputs)  # reductions hand back NumPy scalars; Tensors hold arrays

@@ -332,9 +332,10 @@ def binary(tensor, other, fn: str, ufunc, op):
     def update(data):
         try:
             ufunc(data, other_data, out=data, casting="same_kind")
-        except TypeError:  # NumPy refuses the cast: the result's kind does not fit the tensor
+        except TypeError as error:  # NumPy refuses the cast: the result's kind does not fit the tensor
             check_castable(np.result_type(data, other_data), data.dtype, fn)
-            raise
+            # Left: a float result of int operands (div_), or bool - bool; PyTorch's class is RuntimeError.
+            raise RuntimeError(f"{fn}: {error}") from None
         except ValueError:
             raise RuntimeError(_broadcast_message(tensor, other_data, fn)) from None
 
@@ -535,8 +536,15 @@ def _fit_value(value, region_shape):
 
 
 def random_fill(tensor, fn: str, sample):
-    """Overwrite ``tensor`` with ``sample(generator, shape, dtype)`` drawn on its device (no gradient)."""
+    """Overwrite ``tensor`` with ``sample(generator, shape, dtype)`` drawn on its device (no gradient).
+
+    Raises:
+        RuntimeError: the generator refuses the parameters (``uniform_(2, 1)``, ``normal_(0, -1)``), as PyTorch.
+    """
     device = tensor.device
     with backend.device_context(device):
-        samples = sample(backend.generator(device), tensor.shape)
+        try:
+            samples = sample(backend.generator(device), tensor.shape)
+        except ValueError as error:  # NumPy's words for bad parameters
+            raise RuntimeError(f"{fn}: {error}") from None
     return copy_from(tensor, samples, fn)

@@ -683,7 +683,9 @@ def _amax(input, dim, keepdim, out, largest: bool):
     axes = _axes(dim, input.ndim, fn)
     reduced = input.array.size if axes is None else math.prod(input.shape[a] for a in axes)
     if reduced == 0 and input.ndim:
-        raise IndexError(f"{fn}(): Expected reduction dim to have non-zero size (got shape {list(input.shape)})")
+        # PyTorch: RuntimeError when reducing everything, IndexError for a named dim of size 0.
+        kind = RuntimeError if axes is None else IndexError
+        raise kind(f"{fn}(): Expected reduction dim to have non-zero size (got shape {list(input.shape)})")
     return write_out(AMax(axes, bool(keepdim), largest)(input), out, fn)
 
 
@@ -691,7 +693,8 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     """The maximum over ``dim`` (int or tuple; ``()``: all); ties share the gradient evenly.
 
     Raises:
-        TypeError: ``input`` is not a Tensor. IndexError: a dim is out of range, or an empty reduction.
+        TypeError: ``input`` is not a Tensor. IndexError: a dim is out of range, or a named dim has size 0.
+        RuntimeError: every dim is reduced and the tensor is empty (as PyTorch).
     """
     return _amax(input, dim, keepdim, out, True)
 
@@ -1272,6 +1275,11 @@ def frac(input, *, out=None):
     return write_out(input - input.trunc(), out, "frac")
 
 
+def _not_broadcastable(fn: str, input, other) -> RuntimeError:
+    """PyTorch's error for two tensors whose shapes do not broadcast (NumPy raises ValueError)."""
+    return RuntimeError(f"{fn}(): shapes {tuple(input.shape)} and {tuple(other.shape)} are not broadcastable")
+
+
 def _nan_max(input, other, fn: str, largest: bool, out):
     expect_tensor(input, fn)
     expect_tensor(other, fn, "other")
@@ -1279,7 +1287,10 @@ def _nan_max(input, other, fn: str, largest: bool, out):
         raise RuntimeError(f"{fn}() is not implemented for complex tensors")
     a, b = input.array, other.array
     xp = backend.get_array_module(a, b)
-    wins = (a >= b) if largest else (a <= b)
+    try:
+        wins = (a >= b) if largest else (a <= b)
+    except ValueError:
+        raise _not_broadcastable(fn, input, other) from None
     if b.dtype.kind in "fc":
         wins = wins | xp.isnan(b)
     return write_out(_ew.where(_const(xp, wins), input, other), out, fn)
@@ -1289,7 +1300,7 @@ def fmax(input, other, *, out=None):
     """The elementwise maximum ignoring NaN (NaN only where both are NaN); ties give ``input`` the gradient.
 
     Raises:
-        TypeError: an argument is not a Tensor. ValueError: the shapes do not broadcast.
+        TypeError: an argument is not a Tensor. RuntimeError: the shapes do not broadcast.
     """
     return _nan_max(input, other, "fmax", True, out)
 
@@ -1445,7 +1456,10 @@ def _clamp_one(input, bound, fn: str, lower: bool):
     if isinstance(bound, Tensor):
         a, b = input.array, bound.array
         xp = backend.get_array_module(a, b)
-        keep = (a >= b) if lower else (a <= b)
+        try:
+            keep = (a >= b) if lower else (a <= b)
+        except ValueError:
+            raise _not_broadcastable(fn, input, bound) from None
         if a.dtype.kind in "fc":
             keep = keep | xp.isnan(a)
         return _ew.where(_const(xp, keep), input, bound)
@@ -1462,6 +1476,7 @@ def clamp_min(input, min, *, out=None):
 
     Raises:
         TypeError: ``input`` is not a Tensor, ``min`` neither a Tensor nor a number.
+        RuntimeError: a Tensor ``min`` does not broadcast with ``input``.
     """
     return write_out(_clamp_one(input, min, "clamp_min", True), out, "clamp_min")
 
@@ -1528,7 +1543,10 @@ def _integer_binary(input, other, fn: str, out):
     if dtype.kind not in "iu":
         raise NotImplementedError(f'"{fn}" is not implemented for {dtype} tensors (integers only)')
     xp = backend.get_array_module(input.array, other.array)
-    result = getattr(xp, fn)(input.array.astype(dtype, copy=False), other.array.astype(dtype, copy=False))
+    try:
+        result = getattr(xp, fn)(input.array.astype(dtype, copy=False), other.array.astype(dtype, copy=False))
+    except ValueError:
+        raise _not_broadcastable(fn, input, other) from None
     return write_out(Tensor._make(xp.asarray(result), False, None, 0), out, fn)
 
 
@@ -1536,7 +1554,7 @@ def gcd(input, other, *, out=None):
     """The greatest common divisor elementwise (integer tensors; non-negative; gcd(0, 0) = 0). No gradient.
 
     Raises:
-        TypeError: an argument is not a Tensor.
+        TypeError: an argument is not a Tensor. RuntimeError: the shapes do not broadcast.
         NotImplementedError: floating, complex or bool tensors, as in PyTorch.
     """
     return _integer_binary(input, other, "gcd", out)
@@ -1562,7 +1580,10 @@ def _logaddexp(input, other, fn: str, base2: bool, out):
     a, b = input, other
     xp = backend.get_array_module(a.array, b.array)
     with np.errstate(invalid="ignore"):
-        shift = xp.maximum(a.array, b.array)
+        try:
+            shift = xp.maximum(a.array, b.array)
+        except ValueError:
+            raise _not_broadcastable(fn, input, other) from None
     shift = _const(xp, xp.where(xp.isfinite(shift), shift, 0).astype(result_type(a, b)))
     if base2:
         total = (2.0 ** (a - shift) + 2.0 ** (b - shift)).log2()
@@ -1575,7 +1596,7 @@ def logaddexp(input, other, *, out=None):
     """log(exp(input) + exp(other)) elementwise, without overflow (the larger one is factored out).
 
     Raises:
-        TypeError: an argument is not a Tensor. ValueError: the shapes do not broadcast.
+        TypeError: an argument is not a Tensor. RuntimeError: the shapes do not broadcast.
         NotImplementedError: integer or bool tensors, as in PyTorch.
     """
     return _logaddexp(input, other, "logaddexp", False, out)

@@ -196,12 +196,12 @@ def meshgrid(*tensors, indexing="ij"):
 
     Raises:
         RuntimeError: an input is not 0-D or 1-D, or the inputs differ in dtype or device.
-        ValueError: ``indexing`` is neither ``"ij"`` nor ``"xy"``.
+        RuntimeError: ``indexing`` is neither ``"ij"`` nor ``"xy"``, as PyTorch.
     """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"torch.meshgrid: indexing must be one of 'xy' or 'ij', but received: {indexing}")
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of 'xy' or 'ij', but received: {indexing}")
     for k, item in enumerate(tensors):
         expect_tensor(item, "meshgrid", f"tensors[{k}]")
         if item.ndim > 1:
@@ -260,8 +260,14 @@ def dstack(tensors):
 
 
 def column_stack(tensors):
-    """Join 0-D and 1-D inputs as columns and others along dimension 1."""
-    if not isinstance(tensors, (list, tuple)) or not tensors:
+    """Join 0-D and 1-D inputs as columns and others along dimension 1.
+
+    Raises:
+        TypeError: ``tensors`` is not a list or tuple of Tensors. RuntimeError: it is empty (PyTorch's classes).
+    """
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"column_stack(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}")
+    if not tensors:
         raise RuntimeError("column_stack expects a non-empty TensorList")
     columns = []
     for k, item in enumerate(tensors):

@@ -259,9 +259,13 @@ class Tensor:
         return id(self)
 
     def __float__(self):
+        if self.array.size != 1:  # Python's conversions raise ValueError, as PyTorch's do
+            raise ValueError(f"only one-element tensors can be converted to Python scalars, got shape {self.shape}")
         return float(self.item())
 
     def __int__(self):
+        if self.array.size != 1:
+            raise ValueError(f"only one-element tensors can be converted to Python scalars, got shape {self.shape}")
         return int(self.item())
 
     def __index__(self):
@@ -424,10 +428,10 @@ class Tensor:
         """The value of a one-element tensor as a Python number.
 
         Raises:
-            ValueError: the tensor has more than one element.
+            RuntimeError: the tensor does not have exactly one element, as PyTorch.
         """
         if self.array.size != 1:
-            raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
+            raise RuntimeError(f"item() needs a tensor with one element, this one has shape {self.shape}")
         return self.array.item()
 
     def to(self, *args, dtype=None, device=None) -> Tensor:
@@ -438,7 +442,7 @@ class Tensor:
 
         Raises:
             TypeError: the dtype is not a numeric dtype.
-            ValueError/RuntimeError: the device is unknown or unavailable.
+            RuntimeError: the device is unknown or unavailable (ValueError: ``"cpu:N"``).
         """
         for arg in args:
             if isinstance(arg, (str, int)) and not isinstance(arg, bool):
@@ -575,21 +579,40 @@ class Tensor:
         return _inplace.copy_from(self, src)
 
     def masked_fill_(self, mask, value) -> Tensor:
-        """Set the elements where the boolean ``mask`` (broadcast to this shape) is true to ``value``."""
+        """Set the elements where the boolean ``mask`` (broadcast to this shape) is true to ``value``.
+
+        Raises:
+            RuntimeError: ``mask`` is not boolean, or its shape does not broadcast to this one (PyTorch's class).
+        """
         mask_data = mask.array if isinstance(mask, Tensor) else mask
         value_data = value.array if isinstance(value, Tensor) else value
+        if backend.is_array(mask_data) and mask_data.dtype != np.bool_:
+            raise RuntimeError(f"masked_fill_: the mask must be a boolean tensor, got dtype {mask_data.dtype}")
 
         def update(data):
-            backend.get_array_module(data).copyto(data, value_data, where=mask_data)
+            try:
+                backend.get_array_module(data).copyto(data, value_data, where=mask_data)
+            except ValueError:  # NumPy's: the mask does not broadcast to the tensor
+                mask_shape = list(getattr(mask_data, "shape", ()))
+                raise RuntimeError(
+                    f"masked_fill_: a mask of shape {mask_shape} does not broadcast to the tensor's {list(data.shape)}"
+                ) from None
 
         return _inplace.apply_inplace(
             self, "masked_fill_", update, lambda old: _ops_ew.masked_fill(old, mask, value), (value,)
         )
 
     def index_add_(self, dim, index, source, alpha=1) -> Tensor:
-        """Add ``alpha * source`` into the rows ``index`` along ``dim`` (repeated indices add up)."""
-        index_data = index.array if isinstance(index, Tensor) else backend.as_array(index)
-        where = (slice(None),) * (dim % self.ndim) + (index_data,)
+        """Add ``alpha * source`` into the rows ``index`` along ``dim`` (repeated indices add up).
+
+        Raises:
+            IndexError: ``dim`` is out of range, or ``index`` is not 1-D.
+            RuntimeError: ``index`` is not an int64/int32 tensor, an entry is out of range, or ``source``
+                does not have the tensor's shape with ``len(index)`` along ``dim`` (PyTorch's classes).
+        """
+        axis = _ops_gather.check_index_add(self, dim, index, source, "index_add_")
+        index_data = index.array
+        where = (slice(None),) * axis + (index_data,)
         source = source if alpha == 1 else source * alpha
         source_data = source.array if isinstance(source, Tensor) else source
 
@@ -608,12 +631,21 @@ class Tensor:
         """Fill with samples from N(mean, std**2) in place."""
         return _inplace.random_fill(self, "normal_", lambda gen, shape: gen.normal(mean, std, shape))
 
-    def random_(self, low=0, high=None) -> Tensor:
-        """Fill with integers drawn uniformly from [low, high) in place (``random_(high)`` means [0, high))."""
+    def random_(self, low=None, high=None) -> Tensor:
+        """Fill with integers drawn uniformly from [low, high) in place (``random_(high)`` means [0, high)).
+
+        Raises:
+            ValueError: no bound is given (PyTorch's full-range ``random_()`` is not supported).
+            RuntimeError: ``low >= high``, as PyTorch.
+        """
         if high is None:
-            if low == 0:
+            if low is None:
                 raise ValueError("random_: give an upper bound, random_(to) or random_(from, to)")
             low, high = 0, low
+        elif low is None:
+            low = 0
+        if low >= high:
+            raise RuntimeError(f"random_: expects low < high, got low={low} and high={high}")
         return _inplace.random_fill(self, "random_", lambda gen, shape: gen.integers(low, high, shape))
 
     def __setitem__(self, index, value):
@@ -804,7 +836,13 @@ class Tensor:
 
     @property
     def mT(self):  # noqa: N802
-        """The last two dimensions swapped (batched matrix transpose)."""
+        """The last two dimensions swapped (batched matrix transpose).
+
+        Raises:
+            RuntimeError: the tensor has fewer than 2 dimensions (PyTorch's class).
+        """
+        if self.ndim < 2:
+            raise RuntimeError(f"mT needs a matrix or a batch of matrices, got a {self.ndim}-D tensor")
         return _ops_shape.transpose(self, -2, -1)
 
     def unsqueeze(self, dim):
@@ -1412,8 +1450,18 @@ def resolve_numeric_dtype(dtype, unknown: str, not_numeric: str) -> np.dtype:
 
 
 def _ufunc_update(ufunc):
-    """An in-place update applying ``ufunc`` to the array (``out=`` itself)."""
-    return lambda data: ufunc(data, out=data)
+    """An in-place update applying ``ufunc`` to the array (``out=`` itself).
+
+    NumPy's TypeError (a float result for an integer tensor, ``-`` of a bool one) becomes PyTorch's RuntimeError.
+    """
+
+    def update(data):
+        try:
+            ufunc(data, out=data)
+        except TypeError as error:
+            raise RuntimeError(f"{ufunc.__name__} in place: {error}") from None
+
+    return update
 
 
 def _op_update(op):
@@ -1532,7 +1580,12 @@ def _compare(ufunc, a, b):
                 return NotImplemented  # Python then compares identities, as for any foreign object
             raise TypeError(f"comparison: cannot compare a Tensor with {type(value).__name__} {value!r:.40}")
     backend.get_array_module(a_data, b_data)
-    return Tensor._make(_as_array(ufunc(a_data, b_data)), False, None, 0)
+    try:
+        result = ufunc(a_data, b_data)
+    except ValueError:  # NumPy's, for shapes that do not broadcast; PyTorch's class is RuntimeError
+        shapes = f"{tuple(getattr(a_data, 'shape', ()))} and {tuple(getattr(b_data, 'shape', ()))}"
+        raise RuntimeError(f"comparison: the shapes of the operand and the other, {shapes}, do not broadcast") from None
+    return Tensor._make(_as_array(result), False, None, 0)
 
 
 def _as_array(value):

@@ -155,7 +155,7 @@ def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
 
     Raises:
         TypeError: ``input`` is not a Tensor. IndexError: a dim is out of range.
-        ValueError: ``start_dim`` comes after ``end_dim``.
+        RuntimeError: ``start_dim`` comes after ``end_dim``, as PyTorch.
     """
     expect_tensor(input, "flatten")
     return _shape.flatten(input, start_dim, end_dim)

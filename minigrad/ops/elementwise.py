@@ -54,6 +54,14 @@ class Add(FunctionNode):
         )
 
 
+def _bool_sub_error() -> RuntimeError:
+    # PyTorch's class (its kernel refuses the operands); a message that says what to use instead.
+    return RuntimeError(
+        "subtraction with a bool operand is not supported (as in PyTorch); "
+        "use logical_xor or ~ for masks, or convert with .to(dtype)"
+    )
+
+
 class Sub(FunctionNode):
     """a - b (like PyTorch, not defined when either side is bool)"""
 
@@ -62,15 +70,15 @@ class Sub(FunctionNode):
     def forward(self, a, b):
         if type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype:  # the hot path
             self.shapes = (a.shape, b.shape)
-            return a - b
+            try:
+                return a - b
+            except TypeError:  # NumPy refuses bool - bool
+                raise _bool_sub_error() from None
         self.shapes = (shape_of(a), shape_of(b))
         promoted = promote_operands(a, b)
         if promoted is not None:
             if _is_bool(a) or _is_bool(b):
-                raise TypeError(
-                    "subtraction with a bool operand is not supported (as in PyTorch); "
-                    "use logical_xor or ~ for masks, or convert with .to(dtype)"
-                )
+                raise _bool_sub_error()
             a, b, self.in_dtypes = promoted
         return a - b
 
@@ -149,7 +157,9 @@ class Pow(FunctionNode):
         out = a**b
         if out.dtype is _INT8 and _is_bool(a) and _is_bool(b):  # NumPy's bool ** bool is int8
             if type(b) is not bool:
-                raise TypeError("pow is not implemented for bool operands (as in PyTorch); convert one with .to(dtype)")
+                raise NotImplementedError(  # PyTorch's class
+                    "pow is not implemented for bool operands (as in PyTorch); convert one with .to(dtype)"
+                )
             out = a.copy() if b else self.xp.ones_like(a)  # PyTorch's mask ** True is mask, mask ** False ones
         return out
 
@@ -201,7 +211,13 @@ class Neg(FunctionNode):
     """-a"""
 
     def forward(self, a):
-        return -a
+        try:
+            return -a
+        except TypeError:  # NumPy refuses -bool; PyTorch's class is RuntimeError
+            raise RuntimeError(
+                "negation, the - operator, is not supported for bool tensors (as in PyTorch); "
+                "use ~ or logical_not to invert a mask"
+            ) from None
 
     def backward(self, g):
         return -g
@@ -266,7 +282,12 @@ class Abs(FunctionNode):
     """|a| (gradient 0 at 0, like PyTorch)"""
 
     def forward(self, a):
-        self.sign = self.xp.sign(a)
+        try:
+            self.sign = self.xp.sign(a)
+        except TypeError:  # NumPy has no sign for bool; PyTorch's class for a dtype without a kernel
+            raise NotImplementedError(
+                "abs: not implemented for bool tensors (as in PyTorch); convert with .to(dtype)"
+            ) from None
         return self.xp.abs(a)
 
     def backward(self, g):
@@ -304,12 +325,12 @@ def clamp(a, min=None, max=None):  # noqa: A002  (PyTorch's names)
     a float bound gives the default float dtype).
 
     Raises:
-        ValueError: both bounds are None.
+        RuntimeError: both bounds are None, as PyTorch.
         TypeError: ``a`` is not a Tensor or a bound is not a number.
     """
     expect_tensor(a, "clamp")
     if min is None and max is None:
-        raise ValueError("clamp: at least one of min and max must be given")
+        raise RuntimeError("clamp: at least one of min and max must be given")
     for name, bound in (("min", min), ("max", max)):
         if bound is not None and not isinstance(bound, (int, float, np.number)):
             raise TypeError(f"clamp: {name} must be a number or None, got {type(bound).__name__}")
@@ -353,13 +374,16 @@ def where(condition, a, b):
     the default float dtype), and two numbers give their own promoted dtype.
 
     Raises:
-        TypeError: ``condition`` is not boolean, or ``a``/``b`` is neither a
+        TypeError: ``condition`` is not a tensor, or ``a``/``b`` is neither a
             Tensor (or array) nor a number.
+        RuntimeError: ``condition`` is a tensor that is not boolean, or the
+            shapes do not broadcast, as PyTorch.
     """
     cond = condition.array if isinstance(condition, Tensor) else condition
     if getattr(cond, "dtype", None) is None or cond.dtype != np.bool_:
-        cond_dtype = getattr(cond, "dtype", type(cond).__name__)
-        raise TypeError(f"where: condition must be a boolean tensor, got {cond_dtype}")
+        cond_dtype = getattr(cond, "dtype", None)
+        kind = TypeError if cond_dtype is None or not backend.is_array(cond) else RuntimeError
+        raise kind(f"where: condition must be a boolean tensor, got {cond_dtype or type(cond).__name__}")
     for name, value in (("input", a), ("other", b)):
         if not isinstance(value, (Tensor, int, float, complex, np.number, np.bool_)) and not backend.is_array(value):
             raise TypeError(f"where: {name} must be a Tensor or a number, got {type(value).__name__}")
@@ -376,7 +400,8 @@ def masked_fill(input, mask, value):  # noqa: A002  (PyTorch's name)
 
     Raises:
         TypeError: ``input`` is not a Tensor, or ``value`` is neither a number nor a Tensor.
-        RuntimeError: a Tensor ``value`` is not 0-d, or the value does not fit
+        RuntimeError: ``mask`` is a tensor that is not boolean, its shape does not broadcast,
+            a Tensor ``value`` is not 0-d, or the value does not fit
             the input's dtype (PyTorch's overflow error: 300 into int8, nan into int64).
     """
     expect_tensor(input, "masked_fill")

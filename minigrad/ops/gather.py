@@ -225,6 +225,31 @@ def _check_index_shape(a, index_t, axis, fn: str, src=None) -> None:
         )
 
 
+def check_index_add(tensor, dim, index, source, fn: str) -> int:
+    """The axis for ``tensor.index_add_(dim, index, source)``, after PyTorch's checks with PyTorch's classes.
+
+    Raises:
+        TypeError: ``index`` is not a Tensor or ``dim`` not an int.
+        IndexError: ``dim`` is out of range, or ``index`` has more than one dimension.
+        RuntimeError: ``index`` is not int64/int32, an entry is outside ``[0, size of dim)``, or ``source``'s
+            shape is not the tensor's with ``len(index)`` along ``dim``.
+    """
+    axis = _dim(tensor, dim, fn)
+    _index_tensor(index, fn)
+    if index.ndim > 1:
+        raise IndexError(f"{fn}(): index must be a vector (1-D), got shape {tuple(index.shape)}")
+    size = tensor.shape[axis] if tensor.ndim else 1
+    _check_bounds(index.array, size, axis, fn)
+    source_shape = tuple(source.shape) if isinstance(source, Tensor) else np.shape(source)
+    expected = tuple(tensor.shape[:axis]) + (index.numel(),) + tuple(tensor.shape[axis + 1 :])
+    if tensor.ndim and source_shape != expected:
+        raise RuntimeError(
+            f"{fn}(): source must have shape {expected} (the tensor's {tuple(tensor.shape)} with the {index.numel()} "
+            f"indexed positions along dim {dim}), got {source_shape}"
+        )
+    return axis
+
+
 def _as_1d(t):
     """A 0-d tensor as a 1-element one (PyTorch treats a scalar as having one dim of size 1 here)."""
     return t.reshape(1) if t.ndim == 0 else t

@@ -109,6 +109,7 @@ def index(a, idx):
     Raises:
         IndexError: the index is out of range (names the shape), or a boolean
             mask does not match the tensor's shape.
+        TypeError: the index holds a string. ValueError: a slice step is zero (PyTorch's classes).
     """
     view_index = _basic_view_index(idx)
     if view_index is None:
@@ -122,7 +123,14 @@ def index(a, idx):
     try:
         return Index(view_index)(a)
     except IndexError as error:
-        raise IndexError(f"index {idx!r} is invalid for a tensor of shape {a.shape}: {error}") from None
+        items = idx if isinstance(idx, tuple) else (idx,)
+        kind = TypeError if any(isinstance(item, str) for item in items) else IndexError  # PyTorch's classes
+        raise kind(f"index {idx!r} is invalid for a tensor of shape {a.shape}: {error}") from None
+    except RuntimeError as error:
+        if not isinstance(error.__cause__, ValueError):
+            raise
+        # NumPy's ValueError here is a zero slice step, which PyTorch also refuses with ValueError.
+        raise ValueError(f"index {idx!r} is invalid for a tensor of shape {a.shape}: {error.__cause__}") from None
 
 
 def _plain(idx):

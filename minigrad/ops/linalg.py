@@ -13,16 +13,16 @@ class MatMul(FunctionNode):
     operands must have one dtype.
 
     Raises:
-        ValueError: an operand is 0-d, the inner dimensions differ, or the
-            batch dimensions do not broadcast (the message names both shapes).
-        TypeError: the operands' dtypes differ (names both).
+        RuntimeError: an operand is 0-d, the inner dimensions differ, or the
+            batch dimensions do not broadcast (the message names both shapes),
+            or the operands' dtypes differ (names both), as PyTorch.
     """
 
     def forward(self, a, b):
         _check_shapes(shape_of(a), shape_of(b))
         if a.dtype is not b.dtype and a.dtype != b.dtype:
-            raise TypeError(
-                f"expected both operands to have the same dtype, got {a.dtype} and {b.dtype} "
+            raise RuntimeError(
+                f"matmul: expected both operands to have the same dtype, got {a.dtype} and {b.dtype} "
                 "(convert one with .to(dtype))"
             )
         self.retain_inputs((0, 1))
@@ -48,19 +48,17 @@ class MatMul(FunctionNode):
 
 
 def _check_shapes(shape_a, shape_b) -> None:
-    """Raise ValueError naming both shapes unless ``a @ b`` is defined for them."""
+    """Raise RuntimeError (PyTorch's) naming both shapes unless ``a @ b`` is defined for them."""
     if not shape_a or not shape_b:
-        raise ValueError(f"both operands need at least 1 dimension, got shapes {shape_a} and {shape_b}")
+        raise RuntimeError(f"matmul: both operands need at least 1 dimension, got shapes {shape_a} and {shape_b}")
     k_a = shape_a[-1]
     k_b = shape_b[-2] if len(shape_b) > 1 else shape_b[0]
     if k_a != k_b:
-        raise ValueError(
-            f"shapes {shape_a} and {shape_b} cannot be multiplied ({k_a} columns vs {k_b} rows)"
-        )
+        raise RuntimeError(f"matmul: shapes {shape_a} and {shape_b} cannot be multiplied ({k_a} columns vs {k_b} rows)")
     batch_a, batch_b = shape_a[:-2], shape_b[:-2]
     for m, n in zip(reversed(batch_a), reversed(batch_b)):
         if m != n and m != 1 and n != 1:
-            raise ValueError(
-                f"shapes {shape_a} and {shape_b} cannot be multiplied: batch dimensions "
+            raise RuntimeError(
+                f"matmul: shapes {shape_a} and {shape_b} cannot be multiplied: batch dimensions "
                 f"{batch_a} and {batch_b} are not broadcastable"
             )

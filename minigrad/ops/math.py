@@ -590,14 +590,14 @@ def _operand_data(value, fn: str, name: str, numbers: bool):
 
 
 def _elementwise(fn: str, ufunc, a, b, promote=True):
-    """``ufunc(a, b)`` on broadcast arrays as an unrecorded Tensor; ValueError naming both shapes."""
+    """``ufunc(a, b)`` on broadcast arrays as an unrecorded Tensor; RuntimeError (PyTorch's) naming both shapes."""
     xp = backend.get_array_module(a, b)
     if promote:
         a, b = _promoted_arrays(a, b)
     try:
         out = ufunc(a, b)
-    except ValueError:
-        raise ValueError(
+    except ValueError:  # NumPy's
+        raise RuntimeError(
             f"{fn}: shapes {tuple(shape_of(a))} and {tuple(shape_of(b))} are not broadcastable"
         ) from None
     return Tensor._make(xp.asarray(out), False, None, 0)
@@ -626,7 +626,7 @@ eq = _binary_predicate(
 
     Raises:
         TypeError: ``input`` is not a Tensor or ``other`` is neither a Tensor nor a number.
-        ValueError: the shapes do not broadcast.
+        RuntimeError: the shapes do not broadcast.
     """,
 )
 ne = _binary_predicate(_comparison, "ne", np.not_equal, f"``input != other`` elementwise, {_SEE_EQ}")
@@ -675,7 +675,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     Raises:
         TypeError: either argument is not a Tensor, a tolerance is not a number, ``equal_nan`` not a bool.
         RuntimeError: the dtypes differ (as in PyTorch), or a tolerance is negative.
-        ValueError: the shapes do not broadcast.
+        RuntimeError: the shapes do not broadcast.
     """
     return _isclose("isclose", input, other, rtol, atol, equal_nan)
 
@@ -740,7 +740,7 @@ logical_and = _binary_predicate(
 
     Raises:
         TypeError: either argument is not a Tensor (as in PyTorch).
-        ValueError: the shapes do not broadcast.
+        RuntimeError: the shapes do not broadcast.
     """,
 )
 logical_or = _binary_predicate(
@@ -826,7 +826,7 @@ def bitwise_and(input, other):  # noqa: A002
     Raises:
         TypeError: ``input`` is not a Tensor or ``other`` is neither a Tensor nor a number.
         NotImplementedError: the promoted dtype is floating (as in PyTorch).
-        ValueError: the shapes do not broadcast.
+        RuntimeError: the shapes do not broadcast.
     """
     return _bitwise(BitwiseAnd, "bitwise_and", input, other)
 
@@ -879,7 +879,7 @@ def maximum(input, other):  # noqa: A002
 
     Raises:
         TypeError: either argument is not a Tensor (as in PyTorch, numbers are refused).
-        ValueError: the shapes do not broadcast.
+        RuntimeError: the shapes do not broadcast.
     """
     return _tensor_pair(Maximum, "maximum", input, other)
 
@@ -893,7 +893,7 @@ def atan2(input, other):  # noqa: A002
     """Elementwise arctan(input / other) in the quadrant of (other, input); two tensors, broadcast.
 
     Raises:
-        TypeError: either argument is not a Tensor. ValueError: the shapes do not broadcast.
+        TypeError: either argument is not a Tensor. RuntimeError: the shapes do not broadcast.
     """
     return _tensor_pair(Atan2, "atan2", input, other)
 

@@ -89,7 +89,8 @@ class MaxDim(FunctionNode):
     def forward(self, a):
         xp = self.xp
         if a.shape[self.axis] == 0:
-            raise RuntimeError(f"max(): cannot reduce over dim {self.axis} of size 0")
+            name = "max" if self.largest else "min"
+            raise IndexError(f"{name}(): cannot reduce over dim {self.axis} of size 0")  # PyTorch's class
         idx = a.argmax(axis=self.axis) if self.largest else a.argmin(axis=self.axis)
         idx_kept = xp.expand_dims(idx, self.axis)
         values = xp.take_along_axis(a, idx_kept, axis=self.axis)
@@ -112,7 +113,7 @@ def _reduced_axes(dim, ndim, op):
         return None
     axes = normalize_axis(dim, ndim, op)
     if axes is not None and len(set(axes)) != len(axes):
-        raise ValueError(f"{op}(): dim {dim!r} names a dimension more than once")
+        raise RuntimeError(f"{op}(): dim {dim!r} names a dimension more than once")
     return axes
 
 
@@ -124,7 +125,7 @@ def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     Raises:
         TypeError: ``a`` is not a Tensor or a dim is not an int.
         IndexError: a dim is out of range.
-        ValueError: a dim is named twice.
+        RuntimeError: a dim is named twice, as PyTorch.
     """
     expect_tensor(a, "sum")
     dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "sum")
@@ -140,7 +141,7 @@ def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
         TypeError: ``a`` is not a Tensor or a dim is not an int.
         RuntimeError: ``a`` is not floating point (like PyTorch).
         IndexError: a dim is out of range.
-        ValueError: a dim is named twice.
+        RuntimeError: a dim is named twice, as PyTorch.
     """
     expect_tensor(a, "mean")
     dim, keepdim = pick_axis(dim, axis, keepdim, keepdims, "mean")
@@ -190,14 +191,18 @@ def argmin(a, dim=None, keepdim=False):
 
 def _arg(a, dim, keepdim, largest):
     data = a.array
+    name = "argmax" if largest else "argmin"
     if dim is None:
+        if data.size == 0:
+            raise IndexError(f"{name}(): the tensor of shape {a.shape} is empty; give a dim of non-zero size")
         idx = data.argmax() if largest else data.argmin()
         return Tensor._make(idx, False, None, 0)
-    name = "argmax" if largest else "argmin"
     if not isinstance(dim, int):
         raise TypeError(f"{name}(): dim must be a single int, got {dim!r}")
     (axis,) = normalize_axis(dim, a.ndim, name)
     if a.ndim == 0:
         return Tensor._make(backend.get_array_module(data).zeros((), dtype="int64"), False, None, 0)
+    if a.shape[axis] == 0:
+        raise IndexError(f"{name}(): cannot reduce over dim {dim} of size 0 (shape {a.shape})")
     idx = data.argmax(axis=axis, keepdims=keepdim) if largest else data.argmin(axis=axis, keepdims=keepdim)
     return Tensor._make(idx, False, None, 0)

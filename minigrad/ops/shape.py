@@ -146,7 +146,8 @@ def reshape(a, shape):
     """``a`` with a new shape (one entry may be -1).
 
     Raises:
-        ValueError: the number of elements differs (names both shapes).
+        RuntimeError: the number of elements differs, or more than one entry is -1 (names both shapes),
+            as PyTorch.
     """
     shape = _shape_arg(shape, "reshape")
     if shape == a.shape:
@@ -159,17 +160,21 @@ def reshape(a, shape):
     if shape.count(-1) > 1 or (-1 not in shape and known != total) or (
         -1 in shape and (known == 0 or total % known)
     ):
-        raise ValueError(f"reshape: shape {shape} is invalid for a tensor of shape {a.shape} ({total} elements)")
+        raise RuntimeError(f"reshape: shape {shape} is invalid for a tensor of shape {a.shape} ({total} elements)")
     return Reshape(shape)(a)
 
 
 def flatten(a, start_dim=0, end_dim=-1):
-    """Merge dimensions ``start_dim``..``end_dim`` (inclusive) into one."""
+    """Merge dimensions ``start_dim``..``end_dim`` (inclusive) into one.
+
+    Raises:
+        IndexError: a dim is out of range. RuntimeError: ``start_dim`` comes after ``end_dim``, as PyTorch.
+    """
     if a.ndim == 0:
         return reshape(a, (1,))
     start, end = normalize_axis((start_dim, end_dim), a.ndim, "flatten")
     if start > end:
-        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        raise RuntimeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = a.shape[:start] + (-1,) + a.shape[end + 1 :]
     if 0 in a.shape:
         merged = 1
@@ -183,12 +188,13 @@ def permute(a, dims):
     """``a`` with its dimensions in the order ``dims``.
 
     Raises:
-        ValueError: ``dims`` is not a permutation of the dimensions.
+        IndexError: a dim is out of range. RuntimeError: ``dims`` is not a permutation of the dimensions
+            (a repeat, or too few or too many), as PyTorch.
     """
     dims = _shape_arg(dims, "permute", "dims")
     axes = normalize_axis(dims, a.ndim, "permute") if dims else ()
     if sorted(axes) != list(range(a.ndim)):
-        raise ValueError(f"permute: {dims} is not a permutation of the {a.ndim} dimensions of shape {a.shape}")
+        raise RuntimeError(f"permute: {dims} is not a permutation of the {a.ndim} dimensions of shape {a.shape}")
     return Permute(axes)(a)
 
 
@@ -196,7 +202,7 @@ def transpose(a, dim0=None, dim1=None):
     """``a`` with dimensions ``dim0`` and ``dim1`` swapped (a 2-D tensor: both, by default)."""
     if dim0 is None and dim1 is None:
         if a.ndim > 2:
-            raise ValueError(f"transpose() without dims needs at most 2 dimensions, got shape {a.shape}")
+            raise RuntimeError(f"transpose() without dims needs at most 2 dimensions, got shape {a.shape}")
         return Permute(tuple(reversed(range(a.ndim))))(a)
     d0, d1 = normalize_axis((dim0, dim1), a.ndim, "transpose")
     axes = list(range(a.ndim))
@@ -254,18 +260,22 @@ def cat(tensors, dim=0):
 
     Raises:
         TypeError: ``tensors`` is not a sequence of Tensors, or ``dim`` is not an int.
-        ValueError: the list is empty or the shapes differ off ``dim`` (names them).
+        ValueError: the list is empty (PyTorch's class for cat).
+        RuntimeError: a tensor is 0-d, or the shapes differ off ``dim`` (names them), as PyTorch.
     """
     tensors = _tensor_list(tensors, "cat")
     first = tensors[0]
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"cat: dim must be an int, got {type(dim).__name__}")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"cat: tensors[{i}] is 0-d and cannot be concatenated; unsqueeze it or use stack")
     (axis,) = normalize_axis(dim, first.ndim, "cat")
     for t in tensors[1:]:
         if t.ndim != first.ndim or any(
             i != axis and m != n for i, (m, n) in enumerate(zip(t.shape, first.shape))
         ):
-            raise ValueError(
+            raise RuntimeError(
                 f"cat: tensors must match in every dimension except {dim}: got shapes "
                 f"{[tuple(x.shape) for x in tensors]}"
             )
@@ -277,29 +287,32 @@ def stack(tensors, dim=0):
 
     Raises:
         TypeError: ``tensors`` is not a sequence of Tensors, or ``dim`` is not an int.
-        ValueError: the list is empty or the shapes differ (names them).
+        RuntimeError: the list is empty or the shapes differ (names them), as PyTorch.
     """
-    tensors = _tensor_list(tensors, "stack")
+    tensors = _tensor_list(tensors, "stack", RuntimeError)
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"stack: dim must be an int, got {type(dim).__name__}")
     dim = int(dim)
     shapes = {tuple(t.shape) for t in tensors}
     if len(shapes) != 1:
-        raise ValueError(f"stack: expects tensors of equal shape, got {[tuple(t.shape) for t in tensors]}")
+        raise RuntimeError(f"stack: expects tensors of equal shape, got {[tuple(t.shape) for t in tensors]}")
     ndim = tensors[0].ndim + 1
     if not -ndim <= dim < ndim:
         raise IndexError(f"stack: dim {dim} is out of range for {ndim} dimensions")
     return Stack(dim % ndim)(*tensors)
 
 
-def _tensor_list(tensors, op: str) -> list:
-    """``tensors`` as a non-empty list of Tensors, or TypeError/ValueError naming ``op``."""
+def _tensor_list(tensors, op: str, empty_error: type[Exception] = ValueError) -> list:
+    """``tensors`` as a non-empty list of Tensors, or TypeError/``empty_error`` naming ``op``.
+
+    PyTorch rejects an empty list with ValueError in cat and RuntimeError in stack; the caller picks.
+    """
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(
             f"{op}(): argument 'tensors' must be a sequence of Tensors, got {type(tensors).__name__}"
         )
     if not tensors:
-        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+        raise empty_error(f"{op}: expected a non-empty sequence of tensors")
     for i, t in enumerate(tensors):
         expect_tensor(t, op, f"tensors[{i}]")
     return list(tensors)

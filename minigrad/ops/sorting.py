@@ -130,7 +130,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
 
     Raises:
         TypeError: ``input`` is not a Tensor, ``k``/``dim`` not ints, ``keepdim`` not a bool.
-        IndexError: ``dim`` is out of range.
+        IndexError: ``dim`` is out of range, or it has size 0 (as PyTorch).
         RuntimeError: ``k`` is outside ``[1, size of dim]``.
     """
     expect_tensor(input, "kthvalue")
@@ -138,6 +138,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     axis = _axis(input, dim, "kthvalue")
     _check_flag(keepdim, "kthvalue", "keepdim")
     size = input.shape[axis] if input.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): dimension {dim} has size 0, there is no k-th value (shape {input.shape})")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): k={k} is out of range for dimension {dim} of size {size}")
     if input.ndim == 0:

@@ -346,9 +346,11 @@ def unflatten(input, dim, sizes):  # noqa: A002
 
     Raises:
         TypeError: a size or ``dim`` is not an int. IndexError: ``dim`` is out of range.
-        RuntimeError: ``sizes`` is empty or does not multiply to the size of ``dim``.
+        RuntimeError: ``input`` is 0-d, or ``sizes`` is empty or does not multiply to the size of ``dim``.
     """
     expect_tensor(input, "unflatten")
+    if input.ndim == 0:
+        raise RuntimeError("unflatten(): a 0-d tensor has no dimension to unflatten")
     axis = _axis(input, dim, "unflatten")
     sizes = _ints((sizes,), "unflatten", "sizes") if isinstance(sizes, (tuple, list)) else None
     if sizes is None:
@@ -374,7 +376,7 @@ def view_as(input, other):  # noqa: A002
     """``input`` reshaped to ``other``'s shape (a view when the memory allows, as ``view``).
 
     Raises:
-        TypeError: ``other`` is not a Tensor. ValueError: the element counts differ.
+        TypeError: ``other`` is not a Tensor. RuntimeError: the element counts differ (as PyTorch).
     """
     expect_tensor(input, "view_as")
     expect_tensor(other, "view_as", "other")
