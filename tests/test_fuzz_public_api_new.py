@@ -81,7 +81,7 @@ def _like(fn):
 def _math_cases():
     cases = [
         case(f"mg.{name}", getattr(mg, name), dict(input=ft(2, 3)), dict(input=NOT_INPUTS),
-             extra=NOT_IMPLEMENTED if name == "frac" else (), names=NAMES)  # frac of integers: as PyTorch
+             extra=NOT_IMPLEMENTED if name in ("frac", "absolute") else (), names=NAMES)  # frac of ints, abs of bools
         for name in UNARY_FORMS
     ]
     cases += [
@@ -133,8 +133,8 @@ def _math_cases():
     ]
     cases += [
         case(f"mg.{name}", getattr(mg, name), dict(input=ft(2, 3), dim=1, dtype=None),
-             dict(input=NOT_INPUTS, dim=[5, "a", 1.5], dtype=BAD_DTYPES), names=NAMES)
-        for name in ("softmax", "log_softmax")
+             dict(input=NOT_INPUTS, dim=[5, "a", 1.5], dtype=BAD_DTYPES), extra=NOT_IMPLEMENTED, names=NAMES)
+        for name in ("softmax", "log_softmax")  # of an integer tensor: NotImplementedError, as PyTorch
     ]
     cases += [
         case(
@@ -604,8 +604,9 @@ def _functional_cases():
              names=unary)
         for name in ("logsigmoid", "hardsigmoid", "hardswish", "selu", "mish")
     ]
-    cases += [  # PyTorch computes these on integer tensors too
-        case(f"F.{name}", getattr(F, name), dict(input=ft(2, 3)), dict(input=NOT_TENSORS), names=unary + IN_PLACE)
+    cases += [  # PyTorch computes these on integer tensors too (softsign of bools: NotImplementedError, as PyTorch)
+        case(f"F.{name}", getattr(F, name), dict(input=ft(2, 3)), dict(input=NOT_TENSORS), extra=NOT_IMPLEMENTED,
+             names=unary + IN_PLACE)
         for name in ("softsign", "tanhshrink", "relu_")
     ]
     cases += [

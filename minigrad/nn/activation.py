@@ -188,14 +188,16 @@ class Hardtanh(_InplaceActivation):
     """x clipped into [min_val, max_val] (default [-1, 1]): see ``hardtanh``.
 
     Raises:
-        TypeError: a bound is not a number. ValueError: ``max_val`` < ``min_val``.
+        TypeError: a bound is not a number.
+        AssertionError: ``max_val`` <= ``min_val`` (PyTorch's class: it asserts this; the functional
+            ``hardtanh`` accepts equal bounds and raises ValueError for reversed ones).
     """
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__(inplace)
         low, high = expect_number("Hardtanh", "min_val", min_val), expect_number("Hardtanh", "max_val", max_val)
-        if high < low:
-            raise ValueError(f"Hardtanh: max_val ({max_val}) cannot be less than min_val ({min_val})")
+        if high <= low:
+            raise AssertionError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val
 

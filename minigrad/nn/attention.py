@@ -258,7 +258,7 @@ class MultiheadAttention(Module):
     Linear), so ``state_dict`` keys match.
 
     Raises:
-        TypeError: ``embed_dim``, ``num_heads``, ``kdim`` or ``vdim`` is not an int.
+        TypeError: ``embed_dim``, ``num_heads``, ``kdim`` or ``vdim`` is not an int, or ``dropout`` not a number.
         ValueError: ``embed_dim`` or ``num_heads`` is not positive, or ``dropout`` is not in [0, 1].
         RuntimeError: ``kdim`` or ``vdim`` is negative.
         AssertionError: ``num_heads`` does not divide ``embed_dim`` (PyTorch's type).
@@ -284,7 +284,9 @@ class MultiheadAttention(Module):
                 f"MultiheadAttention: embed_dim must be divisible by num_heads, got embed_dim={embed_dim} and "
                 f"num_heads={num_heads}"
             )
-        if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool) or not 0.0 <= dropout <= 1.0:
+        if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool):  # PyTorch's forward: TypeError
+            raise TypeError(f"MultiheadAttention: dropout must be a number, got {type(dropout).__name__}")
+        if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"MultiheadAttention: dropout must be a probability in [0, 1], got {dropout!r}")
         self.embed_dim = int(embed_dim)
         self.kdim = int(kdim) if kdim is not None else self.embed_dim

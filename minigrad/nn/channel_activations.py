@@ -117,7 +117,8 @@ class PReLU(Module):
 
     Raises:
         TypeError: ``num_parameters`` is not an int or ``init`` not a number.
-        ValueError: ``num_parameters`` is less than 1.
+        RuntimeError: ``num_parameters`` is less than 1 (PyTorch's class: it fails allocating a negative
+            count, and a module of 0 slopes fails when called).
     """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
@@ -125,7 +126,7 @@ class PReLU(Module):
         if not isinstance(num_parameters, (int, np.integer)) or isinstance(num_parameters, bool):
             raise TypeError(f"PReLU: num_parameters must be an int, got {type(num_parameters).__name__}")
         if num_parameters < 1:
-            raise ValueError(f"PReLU: num_parameters must be at least 1, got {num_parameters}")
+            raise RuntimeError(f"PReLU: num_parameters must be at least 1, got {num_parameters}")
         self.num_parameters = int(num_parameters)
         self.init = expect_number("PReLU", "init", init)
         self.weight = Parameter(factory.full((self.num_parameters,), self.init, dtype=dtype, device=device))

@@ -301,8 +301,10 @@ class _ConvNd(Module):
         super().__init__()
         name, dims = type(self).__name__, self._dims
         for label, value in (("in_channels", in_channels), ("out_channels", out_channels)):
-            if not _is_int(value) or value < 0:
-                raise ValueError(f"{name}: {label} must be a non-negative int, got {value!r}")
+            if not _is_int(value):
+                raise TypeError(f"{name}: {label} must be an int, got {value!r}")
+            if value < 0:  # PyTorch fails allocating the weight: a RuntimeError
+                raise RuntimeError(f"{name}: {label} must be non-negative, got {value!r}")
         if not _is_int(groups) or groups <= 0:
             raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
         if in_channels % groups:
@@ -316,12 +318,16 @@ class _ConvNd(Module):
         if self._transposed and padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {name}')
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        # Checked here, at construction: PyTorch accepts these and only its forward fails.
+        # Checked here, at construction: PyTorch accepts these and only its forward fails (with the
+        # RuntimeError or TypeError raised here).
         self.kernel_size = self._tuple("kernel_size", kernel_size, minimum=1)
         self.stride = self._tuple("stride", stride, minimum=1)
         self.dilation = self._tuple("dilation", dilation, minimum=1)
         if isinstance(padding, str):
-            if padding not in ("valid", "same") or self._transposed:
+            if self._transposed:
+                raise TypeError(f"{name}: padding must be an int or a tuple of {dims} ints, got {padding!r} "
+                                "(transposed convolutions take no padding string)")
+            if padding not in ("valid", "same"):
                 raise ValueError(f"{name}: invalid padding string {padding!r}, should be one of 'valid', 'same'")
             if padding == "same" and any(s != 1 for s in self.stride):
                 raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
@@ -348,18 +354,20 @@ class _ConvNd(Module):
         """``value`` as a tuple of ``_dims`` ints, each at least ``minimum``.
 
         Raises:
-            TypeError: not an int or a tuple of ``_dims`` ints.
-            ValueError: an entry below ``minimum``.
+            TypeError: not an int or a tuple of ints.
+            RuntimeError: a tuple of ints of another length than ``_dims``, or an entry below ``minimum``.
         """
         name = type(self).__name__
         if _is_int(value):
             values = (int(value),) * self._dims
-        elif isinstance(value, (tuple, list)) and len(value) == self._dims and all(map(_is_int, value)):
+        elif isinstance(value, (tuple, list)) and all(map(_is_int, value)):
             values = tuple(int(v) for v in value)
         else:
             raise TypeError(f"{name}: {label} must be an int or a tuple of {self._dims} ints, got {value!r}")
+        if len(values) != self._dims:
+            raise RuntimeError(f"{name}: {label} must be an int or a tuple of {self._dims} ints, got {value!r}")
         if min(values) < minimum:
-            raise ValueError(f"{name}: {label} must be at least {minimum}, got {value!r}")
+            raise RuntimeError(f"{name}: {label} must be at least {minimum}, got {value!r}")
         return values
 
     def _input_padding(self, dims) -> tuple:
@@ -414,9 +422,10 @@ class Conv1d(_ConvNd):
     (out_channels,) are initialized like PyTorch's.
 
     Raises:
-        ValueError: invalid channel counts, groups, padding or padding mode; kernel_size, stride or dilation
-            below 1, or a negative padding.
-        TypeError: sizes that are not ints (or 1-tuples).
+        ValueError: groups below 1 or not dividing the channel counts; a bad padding string or padding mode.
+        RuntimeError: a negative channel count; kernel_size, stride or dilation below 1, a negative padding,
+            or a tuple of another length than 1.
+        TypeError: sizes that are not ints (or tuples of ints).
     """
 
     _dims = 1
@@ -499,8 +508,11 @@ class ConvTranspose1d(_ConvTransposeNd):
     padding that gives that length.
 
     Raises:
-        ValueError: invalid channel counts, groups or padding mode; kernel_size, stride or dilation below 1,
-            a negative padding or output_padding; an unreachable ``output_size``.
+        ValueError: groups below 1 or not dividing the channel counts; a padding mode other than "zeros"; an
+            unreachable ``output_size``.
+        RuntimeError: a negative channel count; kernel_size, stride or dilation below 1, a negative padding
+            or output_padding, or a tuple of the wrong length.
+        TypeError: sizes that are not ints (or tuples of ints), or a padding string.
     """
 
     _dims = 1
@@ -522,8 +534,11 @@ class ConvTranspose2d(_ConvTransposeNd):
     ``output_size`` picks the output padding that gives that size.
 
     Raises:
-        ValueError: invalid channel counts, groups or padding mode; kernel_size, stride or dilation below 1,
-            a negative padding or output_padding; an unreachable ``output_size``.
+        ValueError: groups below 1 or not dividing the channel counts; a padding mode other than "zeros"; an
+            unreachable ``output_size``.
+        RuntimeError: a negative channel count; kernel_size, stride or dilation below 1, a negative padding
+            or output_padding, or a tuple of the wrong length.
+        TypeError: sizes that are not ints (or tuples of ints), or a padding string.
     """
 
     _dims = 2

@@ -18,7 +18,7 @@ from minigrad.grad_mode import _state as _grad_state
 from minigrad.nn.loss_utils import broadcast_shape, expect_number, expect_same_device, mask
 from minigrad.nn.module import Module
 from minigrad.ops import elementwise
-from minigrad.promotion import get_default_dtype, promote_types
+from minigrad.promotion import promote_types
 from minigrad.tensor import Tensor
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "CosineSimilarity", "PairwiseDistance"]
@@ -115,8 +115,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):  # noqa: A002  (PyTorch
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim``: x1 . x2 / (max(|x1|, eps) max(|x2|, eps)).
 
-    The two broadcast together; integer inputs give the default float dtype,
-    mixed float dtypes promote.
+    The two broadcast together; dtypes promote (an integer tensor with a float
+    one gives the float dtype), and at least one must be floating point.
 
     Returns:
         The broadcast shape without ``dim``.
@@ -124,7 +124,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     Raises:
         TypeError: an argument has the wrong type.
         IndexError: ``dim`` is out of range.
-        RuntimeError: the shapes do not broadcast, or devices differ.
+        RuntimeError: neither is floating point (PyTorch's type), the shapes do not
+            broadcast, or devices differ.
     """
     fn = "cosine_similarity"
     _expect_tensor(fn, "x1", x1)
@@ -135,7 +136,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     axis = _dim(fn, dim, len(shape))
     dtype = promote_types(x1.dtype, x2.dtype)
     if dtype.kind != "f":
-        dtype = np.dtype(get_default_dtype())
+        raise RuntimeError(
+            f"{fn}(): x1 of dtype {x1.dtype} and x2 of dtype {x2.dtype} promote to {dtype}; "
+            "one of them must be floating point (convert it with .float())"
+        )
     x1, x2 = (t if t.dtype == dtype else t.to(dtype) for t in (x1, x2))
     if not shape:
         x1, x2 = x1.reshape(1), x2.reshape(1)

@@ -67,7 +67,7 @@ def _bag_starts(xp, input_data, offsets, include_last_offset):
     count = input_data.shape[0]
     offsets_data = offsets_data.astype(np.int64, copy=False)
     if include_last_offset and offsets_data.shape[0] == 0:
-        raise ValueError("embedding_bag(): with include_last_offset=True, offsets needs at least one element")
+        raise RuntimeError("embedding_bag(): with include_last_offset=True, offsets needs at least one element")
     if offsets_data.shape[0]:
         first, last = int(offsets_data[0]), int(offsets_data[-1])
         if first != 0:
@@ -135,7 +135,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             given with a 2-D input or missing with a 1-D one, or an unsupported option.
         NotImplementedError: per_sample_weights with mode 'mean' or 'max'.
         RuntimeError: index, offset or padding_idx out of range, offsets not
-            starting at 0 or decreasing, dtypes or devices that differ.
+            starting at 0 or decreasing, empty offsets with ``include_last_offset``,
+            dtypes or devices that differ.
     """
     fn = "embedding_bag"
     if not isinstance(weight, Tensor):
@@ -254,8 +255,9 @@ class EmbeddingBag(Module):
     Raises:
         TypeError: a size or ``padding_idx`` is not an int.
         RuntimeError: a size is negative.
-        ValueError: ``padding_idx`` is out of range, ``_weight`` has the wrong
-            shape, or an unsupported option.
+        AssertionError: ``padding_idx`` is out of range or ``_weight`` has the
+            wrong shape (PyTorch's class: it asserts these).
+        ValueError: an unknown mode or an unsupported option.
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
@@ -276,7 +278,7 @@ class EmbeddingBag(Module):
             if not isinstance(padding_idx, (int, np.integer)) or isinstance(padding_idx, bool):
                 raise TypeError(f"EmbeddingBag: padding_idx must be an int or None, got {type(padding_idx).__name__}")
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
+                raise AssertionError(
                     f"EmbeddingBag: padding_idx must be within num_embeddings ({num_embeddings}), got {padding_idx}"
                 )
             padding_idx = int(padding_idx) % num_embeddings
@@ -294,7 +296,7 @@ class EmbeddingBag(Module):
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != shape:
-                raise ValueError(f"EmbeddingBag: _weight has shape {tuple(_weight.shape)}, expected {shape}")
+                raise AssertionError(f"EmbeddingBag: _weight has shape {tuple(_weight.shape)}, expected {shape}")
             self.weight = Parameter(_weight)
 
     def reset_parameters(self) -> None:
@@ -315,10 +317,10 @@ class EmbeddingBag(Module):
         """An EmbeddingBag whose weight is ``embeddings`` (2-D, shared, not copied); frozen unless ``freeze=False``.
 
         Raises:
-            ValueError: ``embeddings`` is not 2-dimensional.
+            AssertionError: ``embeddings`` is not 2-dimensional (PyTorch's class).
         """
         if embeddings.ndim != 2:
-            raise ValueError(f"EmbeddingBag.from_pretrained: embeddings must be 2-D, got shape {embeddings.shape}")
+            raise AssertionError(f"EmbeddingBag.from_pretrained: embeddings must be 2-D, got shape {embeddings.shape}")
         rows, cols = embeddings.shape
         bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
                   include_last_offset, padding_idx)

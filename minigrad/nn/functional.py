@@ -47,14 +47,17 @@ def _expect_tensor(fn: str, name: str, value) -> None:
 
 
 def _expect_float(fn: str, name: str, t: Tensor) -> None:
+    """PyTorch's NotImplementedError (its kernels have no integer version) unless ``t`` is floating point."""
     if t.dtype.kind != "f":
-        raise TypeError(f"{fn}(): argument '{name}' must be a floating point tensor, got dtype {t.dtype}")
+        raise NotImplementedError(
+            f"{fn}(): not implemented for dtype {t.dtype}: argument '{name}' must be a floating point tensor"
+        )
 
 
 def _expect_same(fn: str, t: Tensor, name: str, other: Tensor, other_name: str) -> None:
-    """``t`` and ``other`` share dtype and device (PyTorch does not promote here either)."""
+    """``t`` and ``other`` share dtype and device (PyTorch does not promote here either); RuntimeError if not."""
     if t.dtype != other.dtype:
-        raise TypeError(
+        raise RuntimeError(
             f"{fn}(): '{name}' has dtype {t.dtype} but '{other_name}' has dtype {other.dtype}; "
             "they must match (convert one with .to(dtype))"
         )
@@ -107,15 +110,15 @@ def linear(input, weight, bias=None):  # noqa: A002  (PyTorch's names)
         Tensor of shape (..., out_features).
 
     Raises:
-        TypeError: an argument is not a Tensor, or the dtypes differ.
-        ValueError: the shapes do not fit (names them).
+        TypeError: an argument is not a Tensor.
+        RuntimeError (PyTorch's type): the shapes do not fit (names them), or the dtypes differ.
     """
     _expect_tensor("linear", "input", input)
     _expect_tensor("linear", "weight", weight)
     if weight.ndim != 2:
-        raise ValueError(f"linear(): weight must be 2-D (out_features, in_features), got {weight.shape}")
+        raise RuntimeError(f"linear(): weight must be 2-D (out_features, in_features), got {weight.shape}")
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
-        raise ValueError(
+        raise RuntimeError(
             f"linear(): input of shape {input.shape} does not end in {weight.shape[1]} features, "
             f"as weight of shape {weight.shape} expects"
         )
@@ -123,7 +126,7 @@ def linear(input, weight, bias=None):  # noqa: A002  (PyTorch's names)
     if bias is not None:
         _expect_tensor("linear", "bias", bias)
         if bias.shape != (weight.shape[0],):
-            raise ValueError(f"linear(): bias must have shape ({weight.shape[0]},), got {bias.shape}")
+            raise RuntimeError(f"linear(): bias must have shape ({weight.shape[0]},), got {bias.shape}")
         _expect_same("linear", input, "input", bias, "bias")
     return ops.Linear()(input, weight, bias)
 
@@ -176,9 +179,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         Tensor (N, O, Ho, Wo) (or (O, Ho, Wo)), Ho = (H + 2 ph - dh (kh - 1) - 1) // sh + 1.
 
     Raises:
-        TypeError: an argument has the wrong type, or the dtypes differ.
-        RuntimeError (PyTorch's type): wrong numbers of dimensions, channel counts or a bias
-            that do not fit (names both), a kernel larger than the padded input, a stride or
+        TypeError: an argument has the wrong type.
+        RuntimeError (PyTorch's type): dtypes that differ, wrong numbers of dimensions, channel
+            counts or a bias that do not fit (names both), a kernel larger than the padded input, a stride or
             dilation below 1, negative padding, groups below 1, padding='same' with a stride,
             or a weight with a kernel of size 0.
     """
@@ -231,14 +234,15 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
     ``torch.nn.functional.unfold``. A 3-D input (C, H, W) gives (C * kh * kw, L).
 
     Raises:
-        ValueError: not 3-D or 4-D.
-        RuntimeError (PyTorch's type): a kernel larger than the padded input, a kernel size,
-            stride or dilation below 1, or negative padding.
+        IndexError (PyTorch's type): fewer than 3 dimensions.
+        RuntimeError (PyTorch's type): more than 4 dimensions, a kernel larger than the padded
+            input, a kernel size, stride or dilation below 1, or negative padding.
     """
     fn = "unfold"
     _expect_tensor(fn, "input", input)
     if input.ndim not in (3, 4):
-        raise ValueError(f"unfold(): expected a 3-D or 4-D input, got shape {input.shape}")
+        kind = IndexError if input.ndim < 3 else RuntimeError  # PyTorch's types for too few and too many
+        raise kind(f"unfold(): expected a 3-D or 4-D input, got shape {input.shape}")
     kernel, dilation, stride, pads = _window(fn, kernel_size, dilation, stride, padding)
     _check_output_size(fn, input.shape[-2:], kernel, stride, pads, dilation)
     op = ops.Unfold(kernel, stride, pads, dilation)
@@ -317,11 +321,12 @@ def gelu(input, approximate="none"):  # noqa: A002
             (0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))).
 
     Raises:
-        ValueError: ``approximate`` is neither 'none' nor 'tanh'.
+        RuntimeError (PyTorch's type): ``approximate`` is neither 'none' nor 'tanh'.
+        NotImplementedError: the input is not floating point.
     """
     _expect_tensor("gelu", "input", input)
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise RuntimeError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
     _expect_float("gelu", "input", input)
     return ops.GELU(approximate)(input)
 
@@ -345,7 +350,7 @@ def _softmax_args(fn, x, dim, dtype):
     """(x cast to dtype, non-negative dim), choosing PyTorch's legacy dim when dim is None."""
     _expect_tensor(fn, "input", x)
     if dtype is not None:
-        x = x.to(dtype)
+        x = x.to(dtype=dtype)  # by keyword: a bad dtype is a TypeError, not taken for a device
     _expect_float(fn, "input", x)
     ndim = x.ndim
     if dim is None:
@@ -372,7 +377,8 @@ def softmax(input, dim=None, *, dtype=None):  # noqa: A002
         dtype: cast the input to this dtype first.
 
     Raises:
-        TypeError: the input is not floating point.
+        NotImplementedError: the input is not floating point (PyTorch's type).
+        TypeError: ``dim`` is not an int.
         IndexError: ``dim`` is out of range.
     """
     x, dim = _softmax_args("softmax", input, dim, dtype)
@@ -414,7 +420,7 @@ def _class_targets(fn, x, target, weight):
         raise TypeError(f"{fn}(): target must be an integer Tensor of class indices, "
                         f"got {type(target).__name__}")
     if target_data.dtype not in _CLASS_INDEX_DTYPES:
-        raise TypeError(
+        raise RuntimeError(
             f"{fn}(): target must be an integer tensor of class indices (int64, or uint8 as PyTorch "
             f"also accepts), got dtype {target_data.dtype}"
         )
@@ -432,11 +438,11 @@ def _class_targets(fn, x, target, weight):
         _expect_tensor(fn, "weight", weight)
         classes = x.shape[1] if x.ndim > 1 else x.shape[0]
         if weight.shape != (classes,):
-            raise ValueError(f"{fn}(): weight must be of shape ({classes},) (per class), got {weight.shape}")
+            raise RuntimeError(f"{fn}(): weight must be of shape ({classes},) (per class), got {weight.shape}")
         if weight.device != x.device:
             raise RuntimeError(f"{fn}(): weight is on {weight.device} but input is on {x.device}")
         if weight.dtype != x.dtype:  # PyTorch does not promote the class weights either
-            raise TypeError(
+            raise RuntimeError(
                 f"{fn}(): weight has dtype {weight.dtype} but input has dtype {x.dtype}; "
                 "they must match (convert one with .to(dtype))"
             )
@@ -460,9 +466,10 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
             (per-sample losses of the target's shape).
 
     Raises:
-        TypeError: the target is not an int64 (or uint8) tensor, the input is
-            not floating point, or ``weight`` has another dtype than the input
-            (PyTorch raises RuntimeError for these).
+        TypeError: the target is not a tensor.
+        RuntimeError (PyTorch's type): the target is not an int64 (or uint8) tensor, or
+            ``weight`` is not (C,) or has another dtype than the input.
+        NotImplementedError (PyTorch's type): the input is not floating point.
         ValueError: target and input shapes do not fit (names both), bad ``reduction``.
         IndexError: a target is neither in [0, C) nor ``ignore_index`` (names it).
     """
@@ -498,22 +505,27 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
             as in PyTorch.
 
     Raises:
-        TypeError: the target is neither an int64 (or uint8) tensor nor a float
-            tensor of the input's shape, or class-index weights of another dtype.
-        ValueError: bad shapes, ``reduction`` or ``label_smoothing``, or
+        TypeError: the target is not a tensor, or ``label_smoothing`` is not a number.
+        RuntimeError (PyTorch's type): the target is neither an int64 (or uint8) tensor nor
+            a float tensor of the input's shape, class weights that are not (C,) or (with
+            class indices) of another dtype, ``label_smoothing`` outside [0, 1], or
             ``ignore_index`` given with probability targets.
+        NotImplementedError (PyTorch's type): the input is not floating point.
+        ValueError: target and input shapes do not fit, or a bad ``reduction``.
         IndexError: a class index is out of range.
     """
     fn = "cross_entropy"
     _expect_tensor(fn, "input", input)
     _expect_reduction(fn, reduction)
-    if not isinstance(label_smoothing, (int, float, np.floating)) or not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy(): label_smoothing must be in [0.0, 1.0], got {label_smoothing!r}")
+    if not isinstance(label_smoothing, (int, float, np.integer, np.floating)):
+        raise TypeError(f"cross_entropy(): label_smoothing must be a float, got {type(label_smoothing).__name__}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"cross_entropy(): label_smoothing must be in [0.0, 1.0], got {label_smoothing!r}")
     class_dim = 0 if input.ndim == 1 else 1
     # As in PyTorch, a target of the input's shape holds probabilities, any other class indices.
     if isinstance(target, Tensor) and (target.shape == input.shape or target.dtype.kind == "f"):
         if target.shape != input.shape or target.dtype.kind != "f":
-            raise TypeError(
+            raise RuntimeError(
                 f"cross_entropy(): target of dtype {target.dtype} and shape {target.shape} is neither class "
                 f"indices (an int64 tensor of the input's shape without the class dimension) nor class "
                 f"probabilities (a float tensor of the input's shape {input.shape})"
@@ -558,7 +570,7 @@ def _cross_entropy_probabilities(x, target, weight, ignore_index, reduction, lab
     _expect_float(fn, "input", x)
     _expect_same_device(fn, x, "input", target, "target")
     if ignore_index >= 0:
-        raise ValueError("cross_entropy(): ignore_index is not supported with class-probability targets")
+        raise RuntimeError("cross_entropy(): ignore_index is not supported with class-probability targets")
     class_dim = 0 if x.ndim == 1 else 1
     classes = x.shape[class_dim]
     log_probs = log_softmax(x, class_dim)
@@ -568,7 +580,7 @@ def _cross_entropy_probabilities(x, target, weight, ignore_index, reduction, lab
     if weight is not None:
         _expect_tensor(fn, "weight", weight)
         if weight.shape != (classes,):
-            raise ValueError(f"cross_entropy(): weight must have shape ({classes},), got {weight.shape}")
+            raise RuntimeError(f"cross_entropy(): weight must have shape ({classes},), got {weight.shape}")
         _expect_same_device(fn, x, "input", weight, "weight")
         shape = [1] * x.ndim
         shape[class_dim] = classes
@@ -591,10 +603,11 @@ def mse_loss(input, target, *, reduction="mean"):  # noqa: A002
     target (even a 0-d one) a float64 loss; each gradient has its input's dtype.
 
     Raises:
-        TypeError: an argument is not a Tensor, or the promoted dtype is not
-            floating point (PyTorch raises NotImplementedError there).
-        ValueError: bad ``reduction``, or shapes that do not broadcast (names both).
-        RuntimeError: input and target are on different devices.
+        TypeError: an argument is not a Tensor.
+        NotImplementedError (PyTorch's type): the promoted dtype is not floating point.
+        ValueError: bad ``reduction``.
+        RuntimeError: shapes that do not broadcast (names both), or input and target on
+            different devices.
     """
     fn = "mse_loss"
     _expect_tensor(fn, "input", input)
@@ -603,15 +616,15 @@ def mse_loss(input, target, *, reduction="mean"):  # noqa: A002
     _expect_same_device(fn, input, "input", target, "target")
     dtype = promote_types(input.dtype, target.dtype)
     if dtype.kind != "f":
-        raise TypeError(
+        raise NotImplementedError(
             f"mse_loss(): input of dtype {input.dtype} and target of dtype {target.dtype} promote to "
             f"{dtype}; the loss needs a floating point dtype (convert one with .to(dtype))"
         )
     if input.shape != target.shape:
         try:
             np.broadcast_shapes(input.shape, target.shape)
-        except ValueError:
-            raise ValueError(
+        except ValueError:  # NumPy's; PyTorch's type for shapes that do not broadcast is RuntimeError
+            raise RuntimeError(
                 f"mse_loss(): input of shape {input.shape} and target of shape {target.shape} "
                 "cannot be broadcast together"
             ) from None
@@ -637,14 +650,19 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     when ``p`` is 1. ``inplace=True`` is accepted but does not modify ``input``.
 
     Raises:
+        TypeError: ``p`` is not a number.
         ValueError: ``p`` is not in [0, 1].
+        RuntimeError (PyTorch's type): dropout in training of an input that is not floating point.
     """
     _expect_tensor("dropout", "input", input)
-    if not isinstance(p, (int, float, np.floating)) or not 0.0 <= p <= 1.0:
+    if not isinstance(p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"dropout(): dropout probability must be a number, got {type(p).__name__}")
+    if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout(): dropout probability has to be between 0 and 1, but got {p!r}")
     if not training or p == 0:
         return input
-    _expect_float("dropout", "input", input)
+    if input.dtype.kind != "f":  # the scaled result can't be stored in the input's dtype
+        raise RuntimeError(f"dropout(): input must be floating point, got dtype {input.dtype}")
     return ops.Dropout(float(p))(input)
 
 
@@ -660,12 +678,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         weight, bias: optional Tensors of shape ``normalized_shape``.
 
     Raises:
-        ValueError: the input does not end in ``normalized_shape``, or weight/bias
-            have another shape (names both).
+        TypeError: ``normalized_shape`` is not an int or a tuple of ints, or ``eps`` is not a number.
+        NotImplementedError (PyTorch's type): the input is not floating point.
+        RuntimeError (PyTorch's type): the input does not end in ``normalized_shape``, or
+            weight/bias have another shape or dtype (names both).
     """
     fn = "layer_norm"
     _expect_tensor(fn, "input", input)
-    _expect_float(fn, "input", input)
     if _is_int(normalized_shape):
         shape = (normalized_shape,)
     elif isinstance(normalized_shape, (tuple, list)) and all(_is_int(n) for n in normalized_shape):
@@ -676,7 +695,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         )
     shape = tuple(int(n) for n in shape)
     if not shape or input.ndim < len(shape) or input.shape[input.ndim - len(shape):] != shape:
-        raise ValueError(
+        raise RuntimeError(
             f"layer_norm(): normalized_shape {shape} must be a non-empty suffix of the input's shape "
             f"{input.shape} (expected input of shape (*, {', '.join(map(str, shape))}))"
         )
@@ -684,9 +703,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
         if param is not None:
             _expect_tensor(fn, name, param)
             if param.shape != shape:
-                raise ValueError(f"layer_norm(): {name} must have shape {shape} (normalized_shape), "
-                                 f"got {param.shape}")
+                raise RuntimeError(
+                    f"layer_norm(): {name} must have shape {shape} (normalized_shape), got {param.shape}"
+                )
             _expect_same(fn, input, "input", param, name)
+    _expect_float(fn, "input", input)  # after the parameters' dtypes, as in PyTorch
     if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool):
         raise TypeError(f"layer_norm(): eps must be a number, got {type(eps).__name__}")
     return ops.LayerNorm(len(shape), float(eps))(input, weight, bias)
@@ -701,18 +722,22 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
     sparse options are not provided.
 
     Raises:
-        TypeError: the indices are not an integer tensor, or ``padding_idx`` is not an int.
-        ValueError: ``weight`` is not 2-D, or ``padding_idx`` is out of range.
+        TypeError: the indices are not a tensor, or ``padding_idx`` is not an int.
+        RuntimeError (PyTorch's type): the indices are not int64 or int32, or ``weight`` is not 2-D.
+        AssertionError (PyTorch's type): ``padding_idx`` is out of range.
         IndexError: an index is out of range (names it).
     """
     fn = "embedding"
     _expect_tensor(fn, "weight", weight)
     indices = input.array if isinstance(input, Tensor) else input
-    if not backend.is_array(indices) or indices.dtype.kind not in "iu":
-        kind = indices.dtype if backend.is_array(indices) else type(input).__name__
-        raise TypeError(f"embedding(): input must be an integer tensor of indices, got {kind}")
+    if not backend.is_array(indices):
+        raise TypeError(f"embedding(): input must be an integer tensor of indices, got {type(input).__name__}")
+    if indices.dtype not in (np.int64, np.int32):  # PyTorch's index dtypes
+        raise RuntimeError(
+            f"embedding(): input must be an integer tensor of indices (int64 or int32), got {indices.dtype}"
+        )
     if weight.ndim != 2:
-        raise ValueError(f"embedding(): weight must be 2-D (num_embeddings, dim), got shape {weight.shape}")
+        raise RuntimeError(f"embedding(): weight must be 2-D (num_embeddings, dim), got shape {weight.shape}")
     indices_device = backend.device_of(indices)
     if indices_device != weight.device:
         raise RuntimeError(f"embedding(): input is on {indices_device} but weight is on {weight.device}")
@@ -723,7 +748,7 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
                 f"embedding(): padding_idx must be an int or None, got {type(padding_idx).__name__}"
             )
         if not -count <= padding_idx < count:
-            raise ValueError(f"embedding(): padding_idx {padding_idx} must be within num_embeddings {count}")
+            raise AssertionError(f"embedding(): padding_idx {padding_idx} must be within num_embeddings {count}")
         padding_idx = int(padding_idx) % count
     if indices.size:
         low, high = int(indices.min()), int(indices.max())

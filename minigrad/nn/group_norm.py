@@ -208,17 +208,21 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
     Raises:
         TypeError, NotImplementedError: as ``group_norm`` (wrong argument types, a non-floating input).
-        ValueError: one spatial element per channel with ``use_input_stats``.
-        RuntimeError: fewer than 2 dimensions; no running statistics without
-            ``use_input_stats``; statistics or parameters that are not C long
-            or differ in dtype or device.
+        ValueError: one spatial element per channel with ``use_input_stats`` (a
+            1-D input has one, as in PyTorch).
+        RuntimeError: no running statistics without ``use_input_stats``;
+            statistics or parameters that are not C long or differ in dtype or device.
+        IndexError: fewer than 2 dimensions without ``use_input_stats`` (PyTorch's type).
     """
     fn = "instance_norm"
-    _check_input(fn, input)
+    expect_floating_tensor(fn, input)
+    # PyTorch's order of checks, so that each bad input raises its type.
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    if input.ndim < 2:
+        raise IndexError(f"{fn}(): expected at least 2 dimensions (N, C, *) for input, but got shape {input.shape}")
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         if t is not None:
             _check_channel_vector(fn, name, t, input)

@@ -10,6 +10,7 @@ numbers than in PyTorch).
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -97,8 +98,8 @@ def _expect_numbers(fn: str, **values) -> None:
 def _sample_dtype(tensor: Tensor):
     """The dtype to draw samples in: the tensor's when the generators support it."""
     dtype = tensor.dtype
-    if dtype.kind != "f":
-        raise TypeError(f"init: expected a floating point tensor, got dtype {dtype}")
+    if dtype.kind != "f":  # PyTorch's random kernels are not implemented for the other dtypes
+        raise NotImplementedError(f"init: expected a floating point tensor, got dtype {dtype}")
     return dtype if dtype in (np.float32, np.float64) else np.dtype(np.float64)
 
 
@@ -106,16 +107,25 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
     """Fill ``tensor`` with samples from U(a, b), in place; returns it.
 
     Raises:
-        ValueError: ``a > b``.
-        TypeError: the tensor is not a floating point Tensor, or a bound is not a number.
+        RuntimeError: ``a > b``, a bound that is NaN or beyond the tensor dtype's finite range, or
+            ``b - a`` beyond it.
+        TypeError: the tensor is not a Tensor, or a bound is not a number.
+        NotImplementedError: the tensor is not floating point.
     """
     _expect_tensor(tensor, "uniform_")
     _expect_numbers("uniform_", a=a, b=b)
+    dtype = _sample_dtype(tensor)
+    largest = float(np.finfo(tensor.dtype).max)
+    for name, bound in (("a", a), ("b", b)):
+        if not -largest <= bound <= largest:  # also NaN and infinity
+            raise RuntimeError(f"uniform_: {name}={bound} is out of bounds for {tensor.dtype}")
     if a > b:
-        raise ValueError(f"uniform_: expects a <= b, got a={a} and b={b}")
+        raise RuntimeError(f"uniform_: expects a <= b, got a={a} and b={b}")
+    if b - a > largest:
+        raise RuntimeError(f"uniform_: expects b - a <= {largest:g} (the largest {tensor.dtype}), got a={a} and b={b}")
     device = tensor.device
     with backend.device_context(device):
-        samples = backend.generator(device).random(tensor.shape, dtype=_sample_dtype(tensor))
+        samples = backend.generator(device).random(tensor.shape, dtype=dtype)
         samples *= b - a
         samples += a
         tensor.array[...] = samples
@@ -127,16 +137,18 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
     """Fill ``tensor`` with samples from N(mean, std**2), in place; returns it.
 
     Raises:
-        ValueError: ``std`` is negative.
-        TypeError: the tensor is not a floating point Tensor, or mean/std is not a number.
+        RuntimeError: ``std`` is negative or NaN.
+        TypeError: the tensor is not a Tensor, or mean/std is not a number.
+        NotImplementedError: the tensor is not floating point.
     """
     _expect_tensor(tensor, "normal_")
     _expect_numbers("normal_", mean=mean, std=std)
-    if std < 0:
-        raise ValueError(f"normal_: expects std >= 0.0, got std={std}")
+    dtype = _sample_dtype(tensor)
+    if not std >= 0:  # also NaN
+        raise RuntimeError(f"normal_: expects std >= 0.0, got std={std}")
     device = tensor.device
     with backend.device_context(device):
-        samples = backend.generator(device).standard_normal(tensor.shape, dtype=_sample_dtype(tensor))
+        samples = backend.generator(device).standard_normal(tensor.shape, dtype=dtype)
         samples *= std
         samples += mean
         tensor.array[...] = samples
@@ -145,8 +157,14 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    """Fill ``tensor`` with ``val`` in place; returns it (TypeError if ``tensor`` is not a Tensor)."""
+    """Fill ``tensor`` with ``val`` (a number or a one-element Tensor) in place; returns it.
+
+    Raises:
+        TypeError: ``tensor`` is not a Tensor, or ``val`` is neither a number nor a Tensor.
+    """
     _expect_tensor(tensor, "constant_")
+    if not isinstance(val, (numbers.Number, Tensor)):
+        raise TypeError(f"constant_: val must be a number, got {type(val).__name__}")
     tensor.array[...] = val
     bump_version(tensor)
     return tensor

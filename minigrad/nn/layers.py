@@ -32,14 +32,15 @@ def _parameter_dtype(dtype) -> np.dtype:
     """``dtype`` as a floating NumPy dtype for a layer's parameters.
 
     Raises:
-        TypeError: ``dtype`` is not a dtype, or not a floating point one.
+        TypeError: ``dtype`` is not a dtype.
+        RuntimeError (PyTorch's type: its initializers have no integer version): not a floating point dtype.
     """
     try:
         resolved = np.dtype(dtype)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError):  # NumPy's, for something that is not a dtype
         raise TypeError(f"layer: dtype must be a floating point dtype such as mg.float32, got {dtype!r:.40}") from None
     if resolved.kind not in "fc":
-        raise TypeError(f"layer: dtype must be a floating point dtype such as mg.float32, got {resolved}")
+        raise RuntimeError(f"layer: dtype must be a floating point dtype such as mg.float32, got {resolved}")
     return resolved
 
 
@@ -57,21 +58,33 @@ def _empty_parameter(shape, device, dtype, requires_grad=True, owner="Parameter"
     return Parameter(data, requires_grad=requires_grad)
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def _check_size(value, name, layer):
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"{layer}: {name} must be a non-negative int, got {value!r}")
+    """``value`` as an int: TypeError if it is not one, RuntimeError if negative (PyTorch's types)."""
+    if not _is_int(value):
+        raise TypeError(f"{layer}: {name} must be a non-negative int, got {value!r}")
+    if value < 0:
+        raise RuntimeError(f"{layer}: {name} must be a non-negative int, got {value!r}")
     return int(value)
 
 
 def _pair(value, name, layer) -> tuple:
-    """``value`` (an int or a pair of ints) as a pair of ints."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    """``value`` (an int or a pair of ints) as a pair of ints.
+
+    Raises:
+        TypeError: not an int nor a sequence of ints.
+        RuntimeError: a sequence of ints of another length than 2 (PyTorch's type, from its forward).
+    """
+    if _is_int(value):
         return (int(value), int(value))
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value
-    ):
-        return tuple(int(v) for v in value)
-    raise ValueError(f"{layer}: {name} must be an int or a pair of ints, got {value!r}")
+    if isinstance(value, (tuple, list)) and all(_is_int(v) for v in value):
+        if len(value) == 2:
+            return tuple(int(v) for v in value)
+        raise RuntimeError(f"{layer}: {name} must be an int or a pair of ints, got {value!r}")
+    raise TypeError(f"{layer}: {name} must be an int or a pair of ints, got {value!r}")
 
 
 class Identity(Module):
@@ -132,10 +145,10 @@ def _reset_weight_and_bias(weight, bias) -> None:
 
 def _positive_pair(value, name) -> tuple:
     """Conv2d's ``kernel_size``/``stride``/``dilation`` as a pair of ints, each at least 1 (checked here, at
-    construction: PyTorch accepts them and only its forward fails)."""
+    construction: PyTorch accepts them and only its forward fails, with the RuntimeError raised here)."""
     pair = _pair(value, name, "Conv2d")
     if min(pair) < 1:
-        raise ValueError(f"Conv2d: {name} must be positive (at least 1), got {value!r}")
+        raise RuntimeError(f"Conv2d: {name} must be positive (at least 1), got {value!r}")
     return pair
 
 
@@ -157,9 +170,13 @@ class Conv2d(Module):
     weight and bias are initialized like PyTorch's (U(-1/sqrt(fan_in), ...)).
 
     Raises:
-        ValueError: invalid sizes (kernel_size, stride or dilation below 1,
-            negative padding), groups that do not divide the channels,
-            ``"same"`` padding with a stride, or an unsupported padding mode.
+        TypeError: a channel count, kernel_size, stride, dilation or padding that is not an int (or pair).
+        ValueError: groups that are not positive or do not divide the channels (a fractional
+            channel count included, as in PyTorch), an unknown padding string, ``"same"`` padding
+            with a stride, or an unsupported padding mode.
+        RuntimeError: a negative channel count, or sizes PyTorch's forward rejects (a
+            kernel_size, stride or dilation below 1, negative padding, a tuple not of length 2),
+            checked here at construction.
     """
 
     def __init__(
@@ -167,15 +184,19 @@ class Conv2d(Module):
         groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None,
     ):
         super().__init__()
-        self.in_channels = _check_size(in_channels, "in_channels", "Conv2d")
-        self.out_channels = _check_size(out_channels, "out_channels", "Conv2d")
-        if not isinstance(groups, (int, np.integer)) or isinstance(groups, bool) or groups <= 0:
+        if not _is_int(groups) or groups <= 0:
             raise ValueError(f"Conv2d: groups must be a positive integer, got {groups!r}")
-        if in_channels % groups or out_channels % groups:
+        # PyTorch checks divisibility before the channel counts' types (a float count fails here).
+        channels = (in_channels, out_channels)
+        if all(isinstance(c, (int, float, np.integer, np.floating)) for c in channels) and (
+            in_channels % groups or out_channels % groups
+        ):
             raise ValueError(
                 f"Conv2d: in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
                 f"divisible by groups ({groups})"
             )
+        self.in_channels = _check_size(in_channels, "in_channels", "Conv2d")
+        self.out_channels = _check_size(out_channels, "out_channels", "Conv2d")
         if padding_mode != "zeros":
             raise ValueError(f"Conv2d: padding_mode {padding_mode!r} is not supported, only 'zeros'")
         self.kernel_size = _positive_pair(kernel_size, "kernel_size")
@@ -203,7 +224,7 @@ class Conv2d(Module):
             return padding
         pads = _pair(padding, "padding", "Conv2d")
         if min(pads) < 0:
-            raise ValueError(f"Conv2d: padding must be non-negative, got {padding!r}; use 0 for no padding")
+            raise RuntimeError(f"Conv2d: padding must be non-negative, got {padding!r}; use 0 for no padding")
         return pads
 
     def reset_parameters(self) -> None:
@@ -246,8 +267,10 @@ class Embedding(Module):
     weight is initialized from N(0, 1), as in PyTorch.
 
     Raises:
-        ValueError: ``padding_idx`` out of range, ``_weight`` of the wrong shape, or an
-            unsupported option (``max_norm``, ``scale_grad_by_freq``, ``sparse``).
+        TypeError: a size or ``padding_idx`` that is not an int.
+        RuntimeError: a negative size (PyTorch's type).
+        AssertionError: ``padding_idx`` out of range, or ``_weight`` of the wrong shape (PyTorch's type).
+        ValueError: an unsupported option (``max_norm``, ``scale_grad_by_freq``, ``sparse``).
     """
 
     def __init__(
@@ -264,7 +287,7 @@ class Embedding(Module):
                     f"Embedding: padding_idx must be an int or None, got {type(padding_idx).__name__}"
                 )
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
+                raise AssertionError(
                     f"Embedding: padding_idx must be within num_embeddings ({num_embeddings}), "
                     f"got {padding_idx}"
                 )
@@ -280,7 +303,7 @@ class Embedding(Module):
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError(
+                raise AssertionError(
                     f"Embedding: _weight has shape {tuple(_weight.shape)}, expected "
                     f"{(num_embeddings, embedding_dim)}"
                 )
@@ -292,10 +315,10 @@ class Embedding(Module):
         """An Embedding whose weight is ``embeddings`` (2-D, shared, not copied).
 
         Raises:
-            ValueError: ``embeddings`` is not 2-dimensional.
+            AssertionError: ``embeddings`` is not 2-dimensional (PyTorch's type).
         """
         if embeddings.ndim != 2:
-            raise ValueError(
+            raise AssertionError(
                 f"Embedding.from_pretrained: expected a 2-D tensor, got shape {tuple(embeddings.shape)}"
             )
         rows, cols = embeddings.shape
@@ -339,8 +362,8 @@ class LayerNorm(Module):
         bias: with ``elementwise_affine``, also learn the bias (default True).
 
     Raises:
-        TypeError: ``normalized_shape`` is neither an int nor a tuple.
-        ValueError: an entry of ``normalized_shape`` is not a non-negative int.
+        TypeError: ``normalized_shape`` is neither an int nor a tuple, or an entry is not an int.
+        RuntimeError: an entry of ``normalized_shape`` is negative (PyTorch's type).
     """
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
@@ -390,12 +413,15 @@ class Dropout(Module):
     The identity in evaluation mode (``model.eval()``).
 
     Raises:
+        TypeError: ``p`` is not a number.
         ValueError: ``p`` is not in [0, 1].
     """
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
-        if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+        if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
+            raise TypeError(f"Dropout: dropout probability must be a number, got {type(p).__name__}")
+        if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: dropout probability has to be between 0 and 1, but got {p!r}")
         self.p = p
         self.inplace = inplace
@@ -443,13 +469,14 @@ class GELU(Module):
     """Gaussian error linear unit ``x * Phi(x)``; ``approximate="tanh"`` uses the tanh formula.
 
     Raises:
-        ValueError: ``approximate`` is neither "none" nor "tanh".
+        RuntimeError: ``approximate`` is neither "none" nor "tanh" (checked at construction;
+            PyTorch's forward raises this type).
     """
 
     def __init__(self, approximate: str = "none"):
         super().__init__()
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+            raise RuntimeError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
     def forward(self, input):  # noqa: A002
@@ -548,9 +575,14 @@ class Sequential(_ModuleSequence):
         self._renumber()
 
     def insert(self, index: int, module: Module) -> Sequential:
-        """Insert ``module`` before position ``index``; returns self."""
+        """Insert ``module`` before position ``index``; returns self.
+
+        Raises:
+            AssertionError: ``module`` is not a Module (PyTorch's type).
+            IndexError: ``index`` is out of range.
+        """
         if not isinstance(module, Module):
-            raise TypeError(f"Sequential.insert: expected a Module, got {type(module).__name__}")
+            raise AssertionError(f"Sequential.insert: expected a Module, got {type(module).__name__}")
         n = len(self)
         if not -n <= index <= n:
             raise IndexError(f"Sequential.insert: index {index} is out of range for length {n}")

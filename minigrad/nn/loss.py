@@ -60,14 +60,19 @@ class CrossEntropyLoss(_WeightedLoss):
     of class indices, or the input's shape of probabilities.
 
     Raises:
-        ValueError: an unknown reduction or label_smoothing outside [0, 1].
+        ValueError: an unknown reduction.
+        TypeError: ``label_smoothing`` is not a number.
+        RuntimeError: ``label_smoothing`` outside [0, 1] (checked at construction; PyTorch's
+            forward raises this type).
     """
 
     def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
                  label_smoothing: float = 0.0):
         super().__init__(weight, reduction, "CrossEntropyLoss")
-        if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+        if not isinstance(label_smoothing, (int, float)):
+            raise TypeError(f"CrossEntropyLoss: label_smoothing must be a float, got {type(label_smoothing).__name__}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing!r}")
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 

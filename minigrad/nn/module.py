@@ -497,23 +497,34 @@ class Module:
 
     # -- moving and casting ----------------------------------------------------
 
-    def to(self, *args, device=None, dtype=None) -> Module:
+    def to(self, *args, device=None, dtype=None, non_blocking=False) -> Module:
         """Move parameters and buffers to ``device`` and/or cast the floating ones to ``dtype``.
 
-        Accepts ``m.to("cuda:0")``, ``m.to(mg.float64)``, ``m.to("cpu", mg.float32)``.
+        Accepts ``m.to("cuda:0")``, ``m.to(mg.float64)``, ``m.to("cpu", mg.float32)``; a trailing
+        ``non_blocking`` flag (positional or keyword) is accepted and ignored (copies are synchronous).
         Parameters keep their identity (their ``.array`` and ``.grad`` are
         replaced), so optimizers built before the call keep working; buffers
         are replaced by new tensors. Modifies the module in place and returns it.
 
         Raises:
             ValueError/RuntimeError: the device name is invalid or unavailable.
-            TypeError: ``dtype`` is not a floating dtype.
+            TypeError: ``dtype`` is not a floating dtype; more than one device, dtype or flag, or more
+                than three positional arguments.
         """
+        if len(args) > 3:
+            raise TypeError(f"Module.to takes at most 3 positional arguments (device, dtype, non_blocking), "
+                            f"got {len(args)}")
+        given = set()
         for arg in args:
-            if isinstance(arg, (str, int)) and not isinstance(arg, bool):
-                device = arg
+            if isinstance(arg, bool):
+                kind = "non_blocking"
+            elif isinstance(arg, (str, int)):
+                kind, device = "device", arg
             else:
-                dtype = arg
+                kind, dtype = "dtype", arg
+            if kind in given:
+                raise TypeError(f"Module.to: got more than one {kind} among the positional arguments {args!r}")
+            given.add(kind)
         if device is not None:
             device = backend.normalize_device(device)
         if dtype is not None:

@@ -274,7 +274,10 @@ class BatchNorm3d(_BatchNorm):
 
 
 def _check_p(fn: str, p) -> None:
-    if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+    """TypeError unless ``p`` is a number, ValueError unless it is in [0, 1] (PyTorch's types)."""
+    if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
+        raise TypeError(f"{fn}(): dropout probability must be a number, got {type(p).__name__}")
+    if not 0.0 <= p <= 1.0:
         raise ValueError(f"{fn}(): dropout probability has to be between 0 and 1, but got {p!r}")
 
 
@@ -302,6 +305,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
     ``inplace=True`` is accepted but does not modify ``input``.
 
     Raises:
+        TypeError: ``p`` is not a number.
         ValueError: ``p`` is not in [0, 1].
         RuntimeError: fewer than 2 dimensions, or an input that is not floating point.
     """
@@ -335,6 +339,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):  # noqa: A002
     """Zero whole channels of (N, C, L) or (C, L) inputs, each with probability ``p``; see ``dropout2d``.
 
     Raises:
+        TypeError: ``p`` is not a number.
         ValueError: ``p`` is not in [0, 1].
         RuntimeError: the input is not 2-D or 3-D, or not floating point.
     """
@@ -369,6 +374,7 @@ class Dropout2d(_DropoutNd):
     """Channel-wise dropout of (N, C, H, W) or (C, H, W) inputs in training mode: see ``dropout2d``.
 
     Raises:
+        TypeError: ``p`` is not a number.
         ValueError: ``p`` is not in [0, 1].
     """
 
@@ -381,6 +387,7 @@ class Dropout1d(_DropoutNd):
     """Channel-wise dropout of (N, C, L) or (C, L) inputs in training mode: see ``dropout1d``.
 
     Raises:
+        TypeError: ``p`` is not a number.
         ValueError: ``p`` is not in [0, 1].
     """
 

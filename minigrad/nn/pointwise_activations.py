@@ -204,12 +204,13 @@ def softshrink(input, lambd=0.5):  # noqa: A002
 
     Raises:
         TypeError: not a Tensor or ``lambd`` not a number. NotImplementedError: not floating point.
-        RuntimeError: ``lambd`` is negative.
+        RuntimeError: ``lambd`` is negative, NaN or above the input dtype's largest finite value.
     """
     lambd = _checked_parameter("softshrink", input, "lambd", lambd)
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be in range [0, {float(np.finfo(input.dtype).max):g}] for input dtype "
-                           f"{input.dtype}, but found {lambd:g}")
+    largest = float(np.finfo(input.dtype).max)
+    if not 0 <= lambd <= largest:  # also NaN and infinity
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype {input.dtype}, but found "
+                           f"{lambd:g}")
     data = input.array
     shrunk = elementwise.where(mask(data > lambd), input - lambd, input + lambd)
     return elementwise.masked_fill(shrunk, mask((data >= -lambd) & (data <= lambd)), 0.0)

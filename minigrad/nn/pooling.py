@@ -286,11 +286,14 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     Raises:
         TypeError: a geometry argument is not an int or a tuple of ints, or
             ``divisor_override`` is not an int.
-        RuntimeError: wrong number of dimensions, non-positive kernel or
-            stride, negative or too large padding, an empty output, or a zero divisor.
+        IndexError: fewer than 3 dimensions (PyTorch's type).
+        RuntimeError: more than 4 dimensions, non-positive kernel or stride, negative or
+            too large padding, an empty output, or a zero divisor.
         NotImplementedError: bool or complex input.
     """
     fn = "avg_pool2d"
+    if isinstance(input, Tensor) and input.ndim < 3:
+        raise IndexError(f"{fn}(): expected a 3-D or 4-D (batch mode) input, got shape {input.shape}")
     _expect_input(fn, input, 2)
     geometry = _geometry(fn, 2, kernel_size, stride, padding)
     return _avg_pool(fn, input, geometry, ceil_mode, count_include_pad, divisor_override, 2)

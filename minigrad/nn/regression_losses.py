@@ -50,10 +50,11 @@ def _pair(fn: str, input, target, reduction, warn: bool = True):  # noqa: A002  
     return broadcast_shape(fn, ("input", input), ("target", target))
 
 
-def _expect_float_result(fn: str, input, target) -> None:  # noqa: A002
+def _expect_float_result(fn: str, input, target, error=NotImplementedError) -> None:  # noqa: A002
+    """``error`` (PyTorch's type for ``fn``) unless input and target promote to a floating point dtype."""
     dtype = promote_types(input.dtype, target.dtype)
     if dtype.kind != "f":
-        raise TypeError(f"{fn}(): input of dtype {input.dtype} and target of dtype {target.dtype} promote to "
+        raise error(f"{fn}(): input of dtype {input.dtype} and target of dtype {target.dtype} promote to "
                         f"{dtype}; the loss needs a floating point dtype (convert one with .float())")
 
 
@@ -88,13 +89,14 @@ def l1_loss(input, target, *, reduction="mean", weight=None):  # noqa: A002
         reduction: 'mean' (default), 'sum' or 'none'.
 
     Raises:
-        TypeError: an argument is not a Tensor, or both are integer tensors.
+        TypeError: an argument is not a Tensor.
         ValueError: an unknown reduction, or a weight of another shape than the input.
-        RuntimeError: shapes that do not broadcast, or tensors on different devices.
+        RuntimeError: both are integer tensors (PyTorch's type, from its mean), shapes that
+            do not broadcast, or tensors on different devices.
     """
     fn = "l1_loss"
     _pair(fn, input, target, reduction)
-    _expect_float_result(fn, input, target)
+    _expect_float_result(fn, input, target, RuntimeError)
     loss = _abs_error(input, target)
     if weight is None:
         return reduce_loss(loss, reduction)
@@ -112,6 +114,7 @@ def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):  # noqa: A002
     Raises:
         TypeError: an argument is not a Tensor, or ``beta`` is not a number.
         ValueError: an unknown reduction.
+        NotImplementedError: both are integer tensors (PyTorch's type).
         RuntimeError: ``beta`` is negative, shapes that do not broadcast, devices differ.
     """
     fn = "smooth_l1_loss"
@@ -138,14 +141,16 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa
     Raises:
         TypeError: an argument is not a Tensor, or ``delta`` is not a number.
         ValueError: an unknown reduction, or a weight of another shape.
-        RuntimeError: ``delta`` is not positive, an integer input, shapes that
-            do not broadcast, or devices that differ.
+        NotImplementedError: both are integer tensors (PyTorch's type).
+        RuntimeError: ``delta`` is not positive, an integer input with a float target,
+            shapes that do not broadcast, or devices that differ.
     """
     fn = "huber_loss"
     _pair(fn, input, target, reduction)
     delta = expect_number(fn, "delta", delta)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _expect_float_result(fn, input, target)
     expect_float_input(fn, input)
     if target.dtype != input.dtype:
         target = target.to(input.dtype)
@@ -233,7 +238,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, *, eps=1e-8, red
     fn = "poisson_nll_loss"
     _pair(fn, input, target, reduction, warn=False)
     eps = expect_number(fn, "eps", eps)
-    _expect_float_result(fn, input, target)
+    _expect_float_result(fn, input, target, TypeError)  # PyTorch computes a float loss of integer tensors
     if log_input:
         loss = input.exp() - target * input
     else:

@@ -215,14 +215,15 @@ class RNNCell(RNNCellBase):
     Returns h' (N, hidden_size) or (hidden_size,).
 
     Raises:
-        ValueError: unknown nonlinearity; input not 1-D or 2-D.
-        RuntimeError: feature, batch or dtype mismatches (names them).
+        ValueError: input not 1-D or 2-D.
+        RuntimeError: unknown nonlinearity (raised here, where PyTorch only fails when called, with this
+            class); feature, batch or dtype mismatches (names them).
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None):
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNNCell: Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+            raise RuntimeError(f"RNNCell: Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 

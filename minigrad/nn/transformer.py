@@ -47,8 +47,17 @@ def _activation(activation):
     return activation
 
 
-def _feed_forward(d_model: int, dim_feedforward: int, dropout: float, bias: bool, kwargs: dict) -> tuple:
-    """A layer's feed-forward block ``(linear1, dropout, linear2)``: d_model -> dim_feedforward -> d_model."""
+def _feed_forward(owner: str, d_model: int, dim_feedforward: int, dropout: float, bias: bool, kwargs: dict) -> tuple:
+    """A layer's feed-forward block ``(linear1, dropout, linear2)``: d_model -> dim_feedforward -> d_model.
+
+    Raises:
+        TypeError: ``dim_feedforward`` is not an int. RuntimeError: it is negative (PyTorch's classes, from
+        allocating ``linear1``'s weight).
+    """
+    if not isinstance(dim_feedforward, numbers.Integral) or isinstance(dim_feedforward, bool):
+        raise TypeError(f"{owner}: dim_feedforward must be an int, got {dim_feedforward!r}")
+    if dim_feedforward < 0:
+        raise RuntimeError(f"{owner}: dim_feedforward must be non-negative, got {dim_feedforward}")
     return (
         Linear(d_model, dim_feedforward, bias=bias, **kwargs),
         Dropout(dropout),
@@ -76,7 +85,8 @@ class TransformerEncoderLayer(Module):
     ``linear2``, ``norm1``, ``norm2``, ``dropout1``, ``dropout2``.
 
     Raises:
-        RuntimeError: an unknown activation name.
+        RuntimeError: an unknown activation name; a negative ``dim_feedforward``.
+        TypeError: an activation that is neither a name nor callable; a ``dim_feedforward`` that is not an int.
         AssertionError: ``nhead`` does not divide ``d_model`` (from MultiheadAttention).
     """
 
@@ -88,7 +98,8 @@ class TransformerEncoderLayer(Module):
         kwargs = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **kwargs)
-        self.linear1, self.dropout, self.linear2 = _feed_forward(d_model, dim_feedforward, dropout, bias, kwargs)
+        self.linear1, self.dropout, self.linear2 = _feed_forward("TransformerEncoderLayer", d_model, dim_feedforward,
+                                                                 dropout, bias, kwargs)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)

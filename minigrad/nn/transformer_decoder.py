@@ -63,8 +63,8 @@ class TransformerDecoderLayer(Module):
 
     Raises:
         AssertionError: ``nhead`` does not divide ``d_model`` (from MultiheadAttention).
-        RuntimeError: an unknown activation name.
-        TypeError: an activation that is neither a name nor callable.
+        RuntimeError: an unknown activation name; a negative ``dim_feedforward``.
+        TypeError: an activation that is neither a name nor callable; a ``dim_feedforward`` that is not an int.
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
@@ -72,16 +72,13 @@ class TransformerDecoderLayer(Module):
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
         activation_fn = _decoder_activation(activation)
-        feedforward = dim_feedforward
-        if not isinstance(feedforward, (int, np.integer)) or isinstance(feedforward, bool) or feedforward < 0:
-            raise ValueError(f"TransformerDecoderLayer: dim_feedforward must be a non-negative int, "
-                             f"got {dim_feedforward!r}")
         kwargs = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **kwargs)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                                  batch_first=batch_first, **kwargs)
-        self.linear1, self.dropout, self.linear2 = _feed_forward(d_model, dim_feedforward, dropout, bias, kwargs)
+        self.linear1, self.dropout, self.linear2 = _feed_forward("TransformerDecoderLayer", d_model, dim_feedforward,
+                                                                 dropout, bias, kwargs)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kwargs)

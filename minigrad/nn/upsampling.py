@@ -171,15 +171,30 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     Raises:
         ValueError: neither or both of size and scale_factor, lengths that are
             not the number of spatial dimensions, ``align_corners`` with a
-            non-interpolating mode, or ``recompute_scale_factor`` with a size.
+            non-interpolating mode, ``recompute_scale_factor`` with a size, or
+            ``antialias=True`` with a mode other than bilinear/bicubic on 4-D input.
         NotImplementedError: an unknown mode, a rank the mode does not take,
-            a non-floating input, ``antialias=True``, or ``area`` on 5-D input.
+            a non-floating input, ``antialias=True`` (bilinear/bicubic), or ``area`` on 5-D input.
         RuntimeError: a scale factor that is not finite.
         RuntimeError: an output size below 1.
     """
     fn = "interpolate"
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    # PyTorch's order: its argument checks (ValueError) come first, then the mode and rank (NotImplementedError),
+    # then what its kernels check (dtype, sizes).
+    if align_corners is not None and mode in _MODES and mode not in _INTERPOLATING:
+        raise ValueError(
+            "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
+            "trilinear"
+        )
+    dims = input.ndim - 2
+    sizes, scales = _output_size(input, size, scale_factor, dims)
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError(f"{fn}(): antialias=True needs mode 'bilinear' or 'bicubic' and a 4-D input, got mode "
+                         f"{mode!r} and a {input.ndim}-D input")
     if mode not in _MODES or input.ndim not in (3, 4, 5):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the modes: "
@@ -187,19 +202,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         )
     if mode in _RANK_OF_MODE and input.ndim != _RANK_OF_MODE[mode]:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_RANK_OF_MODE[mode]}D input")
-    if align_corners is not None and mode not in _INTERPOLATING:
-        raise ValueError(
-            "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
-            "trilinear"
-        )
     if antialias:
         raise NotImplementedError(f"{fn}(): antialias=True is not supported by minigrad")
-    if recompute_scale_factor and size is not None:
-        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if input.dtype.kind != "f":
         raise NotImplementedError(f"{fn}(): mode {mode!r} is not implemented for dtype {input.dtype}")
-    dims = input.ndim - 2
-    sizes, scales = _output_size(input, size, scale_factor, dims)
     if mode != "area" and (min(sizes) < 1 or min(input.shape[2:]) < 1):
         raise RuntimeError(
             f"Input and output sizes should be greater than 0, but got input {tuple(input.shape[2:])} output "
@@ -295,21 +301,24 @@ class Upsample(Module):
             ``"bilinear"``, ``"bicubic"``, ``"trilinear"`` or ``"area"``.
         align_corners, recompute_scale_factor: see ``interpolate``.
 
-    The scale factor is kept as a float (or a tuple of floats), as in PyTorch.
+    The scale factor is kept as a float (or a tuple of floats), converted with ``float()`` as in PyTorch.
+
+    Raises:
+        TypeError or ValueError: a scale factor ``float()`` rejects (the class it raises, PyTorch's).
     """
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):
         super().__init__()
         self.size = size
-        factors = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,)
-        if scale_factor is not None and not all(map(_is_number, factors)):
-            raise TypeError(f"{type(self).__name__}: scale_factor must be a number or a tuple of numbers, "
-                            f"got {scale_factor!r}")
-        if isinstance(scale_factor, (tuple, list)):
-            self.scale_factor = tuple(float(s) for s in scale_factor)
-        else:
-            self.scale_factor = float(scale_factor) if scale_factor is not None else None
+        try:
+            if isinstance(scale_factor, (tuple, list)):
+                self.scale_factor = tuple(float(s) for s in scale_factor)
+            else:
+                self.scale_factor = float(scale_factor) if scale_factor is not None else None
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{type(self).__name__}: scale_factor must be a number or a tuple of numbers, "
+                          f"got {scale_factor!r}") from None
         self.mode = mode
         self.align_corners = align_corners
         self.recompute_scale_factor = recompute_scale_factor

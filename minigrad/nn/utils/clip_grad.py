@@ -43,11 +43,20 @@ def _grads(fn: str, parameters) -> list:
     return [p.grad for p in _tensor_list(fn, parameters) if p.grad is not None]
 
 
-def _norm_order(fn: str, norm_type) -> float:
+def _as_float(fn: str, name: str, value, what: str) -> float:
+    """``float(value)``, as PyTorch converts it (numeric strings such as "inf" included).
+
+    Raises:
+        TypeError or ValueError: the class ``float()`` raises (PyTorch's), with a message naming ``name``.
+    """
     try:
-        return float(norm_type)  # accepts "inf", as PyTorch does
-    except (TypeError, ValueError):
-        raise TypeError(f"{fn}(): norm_type must be a number (or 'inf'), got {norm_type!r}") from None
+        return float(value)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{fn}(): {name} must be {what}, got {value!r}") from None
+
+
+def _norm_order(fn: str, norm_type) -> float:
+    return _as_float(fn, "norm_type", norm_type, "a number (or 'inf')")
 
 
 def _vector_norm(xp, flat, order: float):
@@ -74,7 +83,8 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         dtype (0.0 of the default dtype for no tensors).
 
     Raises:
-        TypeError: ``tensors`` holds something other than Tensors, or a bad ``norm_type``.
+        TypeError: ``tensors`` holds something other than Tensors, or ``norm_type`` of a type ``float()``
+            rejects. ValueError: ``norm_type`` is a string that is not a number.
         RuntimeError: ``error_if_nonfinite`` and the norm is NaN or infinite.
     """
     fn = "get_total_norm"
@@ -119,13 +129,15 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None) -> Non
 
     Raises:
         TypeError: ``parameters`` holds something other than Tensors.
+        TypeError or ValueError: ``max_norm`` is not a number (the class ``float()`` raises).
     """
+    max_norm = _as_float("clip_grads_with_norm_", "max_norm", max_norm, "a number")
     grads = _grads("clip_grads_with_norm_", parameters)
     if not grads:
         return
     total = total_norm.array if isinstance(total_norm, Tensor) else np.asarray(total_norm)
     xp = backend.get_array_module(total)
-    coefficient = xp.minimum(float(max_norm) / (total + 1e-6), 1.0)
+    coefficient = xp.minimum(max_norm / (total + 1e-6), 1.0)
     with no_grad():
         for grad in grads:
             _scale_(grad, backend.to_device(xp.asarray(coefficient), grad.device))
@@ -148,8 +160,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
     Raises:
         TypeError: ``parameters`` holds something other than Tensors.
+        TypeError or ValueError: ``max_norm`` or ``norm_type`` is not a number (the class ``float()`` raises).
         RuntimeError: ``error_if_nonfinite`` and the total norm is NaN or infinite.
     """
+    max_norm = _as_float("clip_grad_norm_", "max_norm", max_norm, "a number")
     parameters = _tensor_list("clip_grad_norm_", parameters)
     grads = _grads("clip_grad_norm_", parameters)
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
@@ -161,11 +175,11 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
     """Clip every gradient of ``parameters`` into [-clip_value, clip_value], in place.
 
     Raises:
-        TypeError: ``parameters`` holds something other than Tensors, or ``clip_value`` is not a number.
+        TypeError: ``parameters`` holds something other than Tensors, or ``clip_value`` is of a type
+            ``float()`` rejects.
+        ValueError: ``clip_value`` is a string that is not a number, or NaN.
     """
-    if isinstance(clip_value, bool) or not isinstance(clip_value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"clip_grad_value_(): clip_value must be a number, got {type(clip_value).__name__}")
-    bound = float(clip_value)
+    bound = _as_float("clip_grad_value_", "clip_value", clip_value, "a number")
     if math.isnan(bound):
         raise ValueError("clip_grad_value_(): clip_value must not be NaN")
     with no_grad():

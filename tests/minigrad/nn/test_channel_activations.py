@@ -65,8 +65,9 @@ def test_prelu_module_learns_its_slopes_like_torch():
         mine.weight.fill_(0.7)
     mine.reset_parameters()
     assert mine.weight.tolist() == pytest.approx([0.1] * 3)
-    with pytest.raises(ValueError, match="at least 1"):
-        nn.PReLU(0)
+    for count in (0, -1):  # PyTorch: RuntimeError when called (0) or when allocating (-1)
+        with pytest.raises(RuntimeError, match="at least 1"):
+            nn.PReLU(count)
 
 
 def test_glu_and_softmax2d_modules_match_torch():

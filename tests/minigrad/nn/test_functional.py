@@ -101,11 +101,11 @@ def test_linear_matches_torch(device, x_shape):
 
 def test_linear_errors_name_the_shapes():
     x, w = mg.randn(4, 5), mg.randn(3, 6)
-    with pytest.raises(ValueError, match=r"\(4, 5\).*6.*\(3, 6\)"):
+    with pytest.raises(RuntimeError, match=r"\(4, 5\).*6.*\(3, 6\)"):
         F.linear(x, w)
-    with pytest.raises(ValueError, match=r"bias must have shape \(3,\), got \(4,\)"):
+    with pytest.raises(RuntimeError, match=r"bias must have shape \(3,\), got \(4,\)"):
         F.linear(mg.randn(2, 6), w, mg.randn(4))
-    with pytest.raises(TypeError, match="float32.*float64"):
+    with pytest.raises(RuntimeError, match="float32.*float64"):
         F.linear(mg.randn(2, 6), mg.randn(3, 6, dtype=mg.float64))
     with pytest.raises(TypeError, match="'weight' must be a Tensor"):
         F.linear(x, np.ones((3, 5)))
@@ -175,9 +175,9 @@ def test_cross_entropy_probability_targets_match_torch(reduction):
 
 def test_class_target_errors():
     x = mg.randn(3, 4)
-    with pytest.raises(TypeError, match="integer tensor of class indices.*float32"):
+    with pytest.raises(RuntimeError, match="integer tensor of class indices.*float32"):
         F.nll_loss(x, mg.tensor([1.0, 0.0, 2.0]))
-    with pytest.raises(TypeError, match="neither class indices.*class probabilities"):
+    with pytest.raises(RuntimeError, match="neither class indices.*class probabilities"):
         F.cross_entropy(x, mg.tensor([1.0, 0.0, 2.0]))
     with pytest.raises(ValueError, match=r"target of shape \(2,\).*input of shape \(3, 4\).*\(3,\)"):
         F.cross_entropy(x, mg.tensor([1, 0]))
@@ -187,11 +187,11 @@ def test_class_target_errors():
         F.nll_loss(x, mg.tensor([1, -1, 0]))
     with pytest.raises(ValueError, match="reduction must be one of.*'avg'"):
         F.cross_entropy(x, mg.tensor([1, 0, 2]), reduction="avg")
-    with pytest.raises(ValueError, match="label_smoothing must be in"):
+    with pytest.raises(RuntimeError, match="label_smoothing must be in"):
         F.cross_entropy(x, mg.tensor([1, 0, 2]), label_smoothing=1.5)
-    with pytest.raises(ValueError, match=r"weight must be of shape \(4,\)"):
+    with pytest.raises(RuntimeError, match=r"weight must be of shape \(4,\)"):
         F.nll_loss(x, mg.tensor([1, 0, 2]), mg.ones(3))
-    with pytest.raises(ValueError, match="ignore_index is not supported"):
+    with pytest.raises(RuntimeError, match="ignore_index is not supported"):
         F.cross_entropy(x, mg.rand(3, 4), ignore_index=1)
 
 
@@ -218,7 +218,7 @@ def test_mse_loss_broadcasts_with_a_warning_like_torch(reduction):
 
 
 def test_mse_loss_errors():
-    with pytest.raises(ValueError, match=r"\(3,\).*\(4,\).*cannot be broadcast"):
+    with pytest.raises(RuntimeError, match=r"\(3,\).*\(4,\).*cannot be broadcast"):
         F.mse_loss(mg.randn(3), mg.randn(4))
     with pytest.raises(ValueError, match="reduction"):
         F.mse_loss(mg.randn(3), mg.randn(3), reduction="max")
@@ -284,7 +284,7 @@ def test_softmax_dtype_argument_and_zero_dim_input():
     assert_close(F.log_softmax(scalar, -1), TF.log_softmax(tscalar, -1))
     with pytest.raises(IndexError, match=r"dim 2 is out of range.*\(2, 3\)"):
         F.softmax(x, 2)
-    with pytest.raises(TypeError, match="floating point"):
+    with pytest.raises(NotImplementedError, match="floating point"):
         F.softmax(mg.tensor([1, 2]), 0)
 
 
@@ -369,7 +369,7 @@ def _same_error_type_as_torch(call):
 
 
 def test_gelu_rejects_unknown_approximation():
-    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh', got 'erf'"):
+    with pytest.raises(RuntimeError, match="approximate must be 'none' or 'tanh', got 'erf'"):
         F.gelu(mg.randn(3), approximate="erf")
 
 
@@ -434,9 +434,9 @@ def test_layer_norm_over_two_dims_matches_torch(device):
 
 def test_layer_norm_errors():
     x = mg.randn(2, 3)
-    with pytest.raises(ValueError, match=r"normalized_shape \(4,\).*\(2, 3\)"):
+    with pytest.raises(RuntimeError, match=r"normalized_shape \(4,\).*\(2, 3\)"):
         F.layer_norm(x, 4)
-    with pytest.raises(ValueError, match=r"weight must have shape \(3,\).*\(4,\)"):
+    with pytest.raises(RuntimeError, match=r"weight must have shape \(3,\).*\(4,\)"):
         F.layer_norm(x, 3, weight=mg.ones(4))
 
 
@@ -454,15 +454,15 @@ def test_embedding_padding_row_gets_no_gradient_like_torch(device):
 
 def test_embedding_errors():
     w = mg.randn(5, 3)
-    with pytest.raises(TypeError, match="integer tensor of indices, got float32"):
+    with pytest.raises(RuntimeError, match=r"integer tensor of indices \(int64 or int32\), got float32"):
         F.embedding(mg.tensor([1.0, 2.0]), w)
     with pytest.raises(IndexError, match=r"index 5 is out of range for 5 embeddings"):
         F.embedding(mg.tensor([1, 5]), w)
     with pytest.raises(IndexError, match="index -1 is out of range"):
         F.embedding(mg.tensor([-1, 2]), w)
-    with pytest.raises(ValueError, match="padding_idx 5 must be within num_embeddings 5"):
+    with pytest.raises(AssertionError, match="padding_idx 5 must be within num_embeddings 5"):
         F.embedding(mg.tensor([1]), w, padding_idx=5)
-    with pytest.raises(ValueError, match="weight must be 2-D"):
+    with pytest.raises(RuntimeError, match="weight must be 2-D"):
         F.embedding(mg.tensor([1]), mg.randn(5))
 
 

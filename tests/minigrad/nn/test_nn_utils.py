@@ -152,12 +152,19 @@ def test_get_total_norm_and_clip_grads_with_norm_match_pytorch():
 
 
 def test_clipping_errors_name_the_problem():
-    with pytest.raises(TypeError, match="norm_type"):
+    # Numbers are converted with float(), as PyTorch does: its ValueError for a string, TypeError for None.
+    with pytest.raises(ValueError, match="norm_type"):
         clip_grad_norm_([mg.nn.Parameter(mg.ones(2))], 1.0, norm_type="two")
+    with pytest.raises(TypeError, match="norm_type"):
+        clip_grad_norm_([mg.nn.Parameter(mg.ones(2))], 1.0, norm_type=None)
+    with pytest.raises(ValueError, match="max_norm"):
+        clip_grad_norm_([mg.nn.Parameter(mg.ones(2))], "one")
     with pytest.raises(TypeError, match="Tensor"):
         clip_grad_norm_([np.ones(2)], 1.0)
+    with pytest.raises(ValueError, match="clip_value"):
+        clip_grad_value_([mg.nn.Parameter(mg.ones(2))], "one")
     with pytest.raises(TypeError, match="clip_value"):
-        clip_grad_value_([mg.nn.Parameter(mg.ones(2))], "1")
+        clip_grad_value_([mg.nn.Parameter(mg.ones(2))], None)
 
 
 def test_clipping_inside_a_training_step():

@@ -360,7 +360,7 @@ def test_clearer_errors_where_pytorch_fails_by_accident():
         mnn.GRU(3, 4)(x, (mg.zeros(1, 2, 4),))
     with pytest.raises(TypeError, match="input must be a Tensor"):
         mnn.RNN(3, 4)([1.0, 2.0])
-    with pytest.raises(ValueError, match="nonlinearity"):  # PyTorch accepts it here and fails when called
+    with pytest.raises(RuntimeError, match="nonlinearity"):  # PyTorch accepts it here; its call raises this
         mnn.RNNCell(3, 4, nonlinearity="sigmoid")
 
 
