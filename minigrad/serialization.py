@@ -73,8 +73,13 @@ _ZIP_ERRORS = (zipfile.BadZipFile, EOFError, OSError, NotImplementedError)
 _MAX_DEFLATE_RATIO = 1100
 
 
-class CheckpointError(ValueError):
-    """A file that ``load`` refuses: not a minigrad checkpoint, unsafe, malformed or corrupt."""
+class CheckpointError(RuntimeError, ValueError):
+    """A file that ``load`` refuses: not a minigrad checkpoint, unsafe, malformed or corrupt.
+
+    A RuntimeError, the class ``torch.load`` raises for an archive it cannot
+    read (a truncated or foreign zip), so a ported ``except RuntimeError:``
+    catches it; also a ValueError (its only base before), for code that catches that.
+    """
 
 
 # -- saving -------------------------------------------------------------------
@@ -275,7 +280,7 @@ def load(path, map_location=None, *, weights_only=None):
         (``requires_grad=False``) / arrays with their saved dtypes.
 
     Raises:
-        CheckpointError (a ValueError): the file is a pickle (for instance
+        CheckpointError (a RuntimeError and a ValueError): the file is a pickle (for instance
             written by ``torch.save`` or ``pickle.dump``), not a minigrad
             checkpoint, holds a member other than the manifest and arrays (a
             pickle in particular), a member named by an absolute path or with

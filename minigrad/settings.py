@@ -41,11 +41,11 @@ def set_num_threads(n: int) -> None:
     """Use ``n`` threads in NumPy's BLAS (matrix products), as ``torch.set_num_threads``.
 
     Raises:
-        ValueError: ``n`` is not a positive int.
-        RuntimeError: ``threadpoolctl`` is not installed (then set ``OPENBLAS_NUM_THREADS`` before starting).
+        RuntimeError: ``n`` is not a positive int (PyTorch's class), or ``threadpoolctl`` is not
+            installed (then set ``OPENBLAS_NUM_THREADS`` before starting).
     """
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"set_num_threads expects a positive integer, got {n!r}")
+        raise RuntimeError(f"set_num_threads expects a positive integer, got {n!r}")
     try:
         from threadpoolctl import threadpool_limits  # noqa: PLC0415  (optional)
     except ImportError:
@@ -185,14 +185,15 @@ def set_rng_state(new_state) -> None:
 
     Raises:
         TypeError: ``new_state`` is not a uint8 tensor.
-        ValueError: it does not hold a state made by ``get_rng_state``.
+        RuntimeError: it does not hold a state made by ``get_rng_state`` (PyTorch's class for a state
+            of the wrong size).
     """
     if not isinstance(new_state, Tensor) or new_state.dtype != np.uint8:
         raise TypeError(f"set_rng_state expects a uint8 Tensor from get_rng_state, got {type(new_state).__name__}")
     try:
         state = json.loads(backend.to_numpy(new_state.array).tobytes().decode())
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError("set_rng_state: this tensor was not made by get_rng_state") from None
+        raise RuntimeError("set_rng_state: this tensor was not made by get_rng_state") from None
     backend.set_rng_state(state)
 
 

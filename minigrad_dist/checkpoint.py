@@ -219,7 +219,7 @@ def load_checkpoint(
         ``LoadedCheckpoint(step, extra)``: the saved step and extra data.
 
     Raises:
-        CheckpointError (a ValueError): the file is not a checkpoint written
+        CheckpointError (a RuntimeError and a ValueError): the file is not a checkpoint written
             by ``save_checkpoint``, or is unsafe (a pickle, object arrays),
             malformed or corrupt; or the shards of a sharded checkpoint come
             from different saves.

@@ -41,6 +41,7 @@ def _as_shape(shape, what: str = "sample_shape") -> tuple:
 
     Raises:
         TypeError: ``shape`` is not iterable or holds non-integers (as ``torch.Size`` does).
+        RuntimeError: a size is negative (PyTorch's class for a negative dimension).
     """
     if isinstance(shape, (numbers.Number, np.generic)) or (isinstance(shape, Tensor) and shape.ndim == 0):
         raise TypeError(f"{what}: '{type(shape).__name__}' object is not iterable (a 0-d value is not a shape)")
@@ -49,7 +50,7 @@ def _as_shape(shape, what: str = "sample_shape") -> tuple:
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
             raise TypeError(f"{what}: expected a sequence of integers, but one element is {type(size).__name__}")
         if size < 0:
-            raise ValueError(f"{what}: sizes must be non-negative, got {result}")
+            raise RuntimeError(f"{what}: sizes must be non-negative, got {result}")
     return tuple(int(s) for s in result)
 
 

@@ -59,7 +59,8 @@ def _standard_gamma(concentration: Tensor) -> Tensor:
     alpha = concentration.detach().array
     dtype = alpha.dtype
     if dtype.kind != "f":
-        raise RuntimeError(f"Gamma sampling: the concentration must be floating point, got {dtype}")
+        # PyTorch's class: its sampling kernel is "not implemented" for integer dtypes.
+        raise NotImplementedError(f"Gamma sampling: the concentration must be floating point, got {dtype}")
     with backend.device_context(device):
         xp = backend.get_array_module(alpha)
         draws = xp.asarray(backend.generator(device).standard_gamma(alpha.astype(np.float64))).astype(dtype)

@@ -37,8 +37,10 @@ class Adam(Optimizer):
     ``foreach``/``fused``/``capturable``/``differentiable`` options.
 
     Raises:
-        ValueError: a negative lr, eps or weight_decay, or a beta outside [0, 1)
-            (the message names the argument).
+        ValueError: a negative lr, eps or weight_decay, a beta outside [0, 1),
+            or ``betas`` not of length 2 (the message names the argument).
+        TypeError: ``betas`` is not a tuple or list, or a hyper-parameter is not
+            a real number.
     """
 
     _non_negative = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value"}
@@ -54,7 +56,9 @@ class Adam(Optimizer):
         super()._check_hyperparameters(group)
         name = type(self).__name__
         betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        if not isinstance(betas, (tuple, list)):
+            raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got {type(betas).__name__} {betas!r:.40}")
+        if len(betas) != 2:
             raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
         for i, beta in enumerate(betas):
             if not 0.0 <= check_real(beta, f"betas[{i}]", name) < 1.0:

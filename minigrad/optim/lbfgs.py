@@ -56,8 +56,9 @@ class LBFGS(Optimizer):
     that length are held in memory. Not reproduced: a Tensor ``lr``, sparse gradients.
 
     Raises:
-        ValueError: negative ``lr``, or more than one parameter group (at construction, or at
-            ``step`` after ``add_param_group``).
+        ValueError: negative ``lr``, or more than one parameter group at construction.
+        AssertionError: at ``step``, more than one parameter group (after ``add_param_group``),
+            as PyTorch's ``step`` asserts.
         RuntimeError: at ``step``, a ``line_search_fn`` other than None or ``"strong_wolfe"``.
         TypeError / ValueError: ``history_size`` is not a positive int; a tolerance is not a real number.
     """
@@ -139,12 +140,15 @@ class LBFGS(Optimizer):
                 ``backward()`` and returns the loss (it is run with grad enabled).
 
         Raises:
-            ValueError: the optimizer has more than one parameter group.
+            AssertionError: the optimizer has more than one parameter group (PyTorch's class).
             RuntimeError: ``line_search_fn`` is neither None nor ``"strong_wolfe"``.
             TypeError: ``closure`` is not callable or does not return a number or a Tensor.
         """
         if len(self.param_groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+            raise AssertionError(
+                f"LBFGS doesn't support per-parameter options (parameter groups): step expects exactly one "
+                f"param_group, but got {len(self.param_groups)}"
+            )
         if not callable(closure):
             raise TypeError(f"LBFGS.step: closure must be a callable returning the loss, got {type(closure).__name__}")
         with no_grad():

@@ -210,8 +210,11 @@ class Optimizer:
         the loaded state never shares memory with ``state_dict``.
 
         Raises:
-            ValueError: the layout is malformed, or the number of groups or
-                of parameters in a group differs from this optimizer's.
+            TypeError: ``state_dict``, its ``"state"`` or a group is not a dict,
+                or ``"param_groups"`` or a group's ``"params"`` is not a list.
+            KeyError: ``"state"``, ``"param_groups"`` or a group's ``"params"`` is missing.
+            ValueError: the number of groups or of parameters in a group
+                differs from this optimizer's, or a hyper-parameter is invalid.
         """
         saved_groups = _checked_groups(state_dict)
         if len(saved_groups) != len(self.param_groups):
@@ -272,22 +275,35 @@ def _split_names(params):
 
 
 def _checked_groups(state_dict) -> list:
-    """The ``param_groups`` of ``state_dict`` after checking the overall layout."""
-    if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
-        if isinstance(state_dict, dict):
-            got = f"keys {sorted(map(str, state_dict))}"
-        else:
-            got = type(state_dict).__name__
-        raise ValueError(
-            f"optimizer state_dict must be a dict with 'state' and 'param_groups' entries, got {got}"
+    """The ``param_groups`` of ``state_dict`` after checking the overall layout.
+
+    The classes are PyTorch's for the same mistakes: KeyError for a missing
+    entry, TypeError for an entry of the wrong type.
+    """
+    if not isinstance(state_dict, dict):
+        raise TypeError(
+            f"optimizer state_dict must be a dict with 'state' and 'param_groups' entries, "
+            f"got {type(state_dict).__name__}"
         )
+    for key in ("state", "param_groups"):
+        if key not in state_dict:
+            raise KeyError(
+                f"optimizer state_dict must be a dict with 'state' and 'param_groups' entries, "
+                f"got keys {sorted(map(str, state_dict))}"
+            )
     groups = state_dict["param_groups"]
-    if not isinstance(groups, (list, tuple)) or not all(
-        isinstance(g, dict) and isinstance(g.get("params"), (list, tuple)) for g in groups
-    ):
-        raise ValueError("optimizer state_dict['param_groups'] must be a list of dicts with a 'params' list")
+    if not isinstance(groups, (list, tuple)) or not all(isinstance(g, dict) for g in groups):
+        raise TypeError("optimizer state_dict['param_groups'] must be a list of dicts with a 'params' list")
+    for i, group in enumerate(groups):
+        if "params" not in group:
+            raise KeyError(f"optimizer state_dict['param_groups'][{i}] has no 'params' list")
+        if not isinstance(group["params"], (list, tuple)):
+            raise TypeError(
+                f"optimizer state_dict['param_groups'][{i}]['params'] must be a list of indices, "
+                f"got {type(group['params']).__name__}"
+            )
     if not isinstance(state_dict["state"], dict):
-        raise ValueError(
+        raise TypeError(
             f"optimizer state_dict['state'] must be a dict, got {type(state_dict['state']).__name__}"
         )
     return list(groups)

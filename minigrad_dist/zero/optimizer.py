@@ -384,7 +384,9 @@ class ZeroRedundancyOptimizer(Optimizer):
         """Load a full state (from ``state_dict()``, or a plain optimizer's); each rank keeps its pieces' share.
 
         Raises:
-            ValueError: the layout is malformed, or the groups differ in number or size from this optimizer's.
+            KeyError, TypeError: the layout is malformed (a key missing, an entry of the wrong type), as
+                ``Optimizer.load_state_dict``.
+            ValueError: the groups differ in number or size from this optimizer's.
             RuntimeError: overlap mode before ``hook_with_zero_step`` was registered (there are no shards yet).
         """
         if self.optim is None:

@@ -143,11 +143,16 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
 
     Raises:
         RuntimeError: the shapes differ, or the tensors live on different devices.
+        TypeError: a sample after the first is not a Tensor (names it).
     """
-    if any(map(_requires_grad, batch)):
-        _check_shapes([t.shape for t in batch], "tensor")
-        return stack(list(batch), 0)
-    arrays = list(map(_data, batch))
+    try:
+        if any(map(_requires_grad, batch)):
+            _check_shapes([t.shape for t in batch], "tensor")
+            return stack(list(batch), 0)
+        arrays = list(map(_data, batch))
+    except AttributeError as error:
+        _check_tensors(batch, error)
+        raise
     if type(arrays[0]) is np.ndarray:
         try:
             # np.array stacks equal shapes in one C pass (faster than np.stack); it raises on the rest.
@@ -155,6 +160,14 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
         except (ValueError, TypeError):
             return _stack_checked(arrays)
     return _stack_checked(arrays)
+
+
+def _check_tensors(batch, error) -> None:
+    """TypeError naming the first sample that is not a Tensor, in a batch that starts with a Tensor."""
+    for i, value in enumerate(batch):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"default_collate: the batch starts with tensors but entry {i} is "
+                            f"{type(value).__name__} ({value!r:.40})") from error
 
 
 def _stack_checked(arrays):
@@ -210,7 +223,8 @@ def collate_int_fn(batch, *, collate_fn_map=None):
     """Python ints to an int64 Tensor (bools to bool, float32 when floats follow: ``mg.tensor``'s rules).
 
     Raises:
-        TypeError: a sample after the first is not a number (names it).
+        TypeError: a sample after the first is a string, bytes or a sequence (names it).
+        RuntimeError: a sample is None or another object (``mg.tensor``'s error, as PyTorch's).
     """
     try:
         return factory.tensor(batch)

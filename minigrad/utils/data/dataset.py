@@ -19,6 +19,7 @@ import itertools
 import math
 import numbers
 import warnings
+from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
@@ -53,8 +54,12 @@ class IterableDataset(Dataset[T_co], Iterable):
     of the dataset, so each sample appears once per worker unless ``__iter__``
     splits the work by ``get_worker_info()`` (as in PyTorch). ``a + b`` chains
     two streams (``ChainDataset``).
+
+    ``__iter__`` is abstract: making an ``IterableDataset`` (or a subclass)
+    that does not define it raises TypeError, as in PyTorch.
     """
 
+    @abstractmethod
     def __iter__(self):
         raise NotImplementedError(f"{type(self).__name__} must define __iter__ (subclasses of IterableDataset do)")
 
@@ -307,10 +312,11 @@ def random_split(dataset, lengths, generator=None):
     Warns when a fraction gives an empty part.
 
     Raises:
-        ValueError: a fraction outside [0, 1], a negative or non-integer
-            length, or lengths that do not add up to ``len(dataset)``.
-        TypeError: ``dataset`` has no length, a length is not a number, or
-            ``generator`` is not a minigrad ``Generator``.
+        ValueError: a fraction outside [0, 1], a negative length, or lengths
+            that do not add up to ``len(dataset)``.
+        TypeError: ``dataset`` has no length, a length is not a number (or is
+            a non-integer while the lengths are not fractions summing to 1),
+            or ``generator`` is not a minigrad ``Generator``.
     """
     try:
         total = len(dataset)
@@ -336,13 +342,16 @@ def random_split(dataset, lengths, generator=None):
                 warnings.warn(f"random_split: length of split at index {i} is 0; this split is an empty dataset",
                               stacklevel=2)
         lengths = parts
-    for i, n in enumerate(lengths):
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-            raise ValueError(f"random_split: lengths must be non-negative ints (or fractions summing to 1), "
-                             f"got {n!r} at index {i}")
     if sum(lengths) != total:
         raise ValueError(f"random_split: sum of input lengths ({sum(lengths)}) does not equal the length of the "
                          f"input dataset ({total})")
+    for i, n in enumerate(lengths):  # after the sum, as in PyTorch: [0.5, 0.6] is a ValueError, [2.5, 7.5] a TypeError
+        if not isinstance(n, (int, np.integer)):
+            raise TypeError(f"random_split: lengths must be non-negative ints (or fractions summing to 1), "
+                            f"got {n!r} at index {i}")
+        if n < 0:
+            raise ValueError(f"random_split: lengths must be non-negative ints (or fractions summing to 1), "
+                             f"got {n!r} at index {i}")
     order = numpy_rng(generator, "random_split").permutation(total).tolist()
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - n : end]) for end, n in zip(ends, lengths)]

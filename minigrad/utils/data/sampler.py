@@ -149,7 +149,7 @@ class WeightedRandomSampler(Sampler[int]):
     Raises:
         ValueError: ``num_samples`` is not a positive int, ``replacement`` is
             not a bool, or ``weights`` is not 1-D.
-        TypeError: ``generator`` is not a Generator.
+        TypeError: ``weights`` is None or a string, or ``generator`` is not a Generator.
         RuntimeError (when iterated): a weight is negative or not finite, the
             weights sum to zero, or ``num_samples`` exceeds the number of
             weights without replacement.
@@ -169,6 +169,11 @@ class WeightedRandomSampler(Sampler[int]):
                 f"WeightedRandomSampler: replacement should be a boolean value, but got replacement={replacement}"
             )
         _check_generator(generator, "WeightedRandomSampler")
+        if weights is None or isinstance(weights, (str, bytes)):
+            raise TypeError(
+                "WeightedRandomSampler: weights must be a 1-D sequence or Tensor of numbers, got "
+                f"{type(weights).__name__}"
+            )
         data = backend.to_numpy(weights.array) if isinstance(weights, Tensor) else weights
         weights = np.asarray(data, dtype=np.float64)
         if weights.ndim != 1:

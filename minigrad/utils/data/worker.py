@@ -61,7 +61,7 @@ class WorkerInfo:
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name, value):
-        raise RuntimeError(f"WorkerInfo is read-only: cannot assign {name!r}")
+        raise AttributeError(f"WorkerInfo is read-only: cannot assign {name!r}")  # PyTorch's class (a frozen dataclass)
 
     def __repr__(self):
         return f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, dataset={self.dataset!r})"

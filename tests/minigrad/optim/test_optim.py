@@ -286,8 +286,12 @@ def test_load_state_dict_rejects_mismatched_layouts():
         optim.SGD([{"params": params[:1]}, {"params": params[1:]}], momentum=0.9).load_state_dict(state)
     with pytest.raises(ValueError, match="doesn't match the size"):
         optim.SGD(params[:2], momentum=0.9).load_state_dict(state)
-    with pytest.raises(ValueError, match="'state' and 'param_groups'"):
+    with pytest.raises(KeyError, match="'state' and 'param_groups'"):  # PyTorch's classes for these three
         optimizer.load_state_dict({"state": {}})
+    with pytest.raises(TypeError, match="must be a dict"):
+        optimizer.load_state_dict([state])
+    with pytest.raises(TypeError, match="list of dicts"):
+        optimizer.load_state_dict({"state": {}, "param_groups": [3]})
 
 
 def test_named_parameters_record_their_names():

@@ -689,7 +689,7 @@ def test_worker_info_and_init_fn():
     assert {i: seen[0] for i, seen in info_seen.items()} == {0: 0, 1: 0, 2: 1, 3: 1, 4: 0, 5: 0}
     assert all(seen[1] == 2 and seen[2] and seen[3].startswith("DataLoader worker") for seen in info_seen.values())
     info = mdata.WorkerInfo(id=0, num_workers=1, seed=0, dataset=None)
-    with pytest.raises(RuntimeError, match="read-only"):
+    with pytest.raises(AttributeError, match="read-only"):
         info.id = 3
 
 
