@@ -303,7 +303,8 @@ def _group(group) -> ProcessGroup:
     if group is NON_GROUP_MEMBER:
         raise RuntimeError("this rank is not a member of the group it passed (new_group returned NON_GROUP_MEMBER)")
     if not isinstance(group, ProcessGroup):
-        raise TypeError(f"group must be a ProcessGroup from new_group(), got {type(group).__name__}")
+        # PyTorch's words for a group it does not know: ValueError ("not registered").
+        raise ValueError(f"group must be a ProcessGroup from new_group(), got {type(group).__name__}")
     return group
 
 
@@ -481,8 +482,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Fill ``tensor_list[r]`` with rank r's ``tensor`` on every rank.
 
     Raises:
-        ValueError: ``tensor_list`` does not have one entry per rank of the
-            shape and dtype of ``tensor``.
+        RuntimeError: ``tensor_list`` does not have one entry per rank of the
+            shape of ``tensor`` (PyTorch's class).
+        ValueError: an entry's dtype differs from ``tensor``'s.
     """
     g = _group(group)
     array = _array(tensor, "all_gather")
@@ -528,8 +530,10 @@ def _rooted(group, tensor, rank, tensor_list, fn, what, list_name):
     every rank raises the same error (one small extra collective per call).
 
     Raises:
-        TypeError, ValueError: on every rank, when the root's list is wrong or
-            some rank's tensor differs from the root's in shape or dtype.
+        TypeError, ValueError, RuntimeError: on every rank, when the root's
+            list is missing (ValueError, as PyTorch) or wrong (see
+            ``_per_rank_list``), or some rank's tensor differs from the root's
+            in shape or dtype.
     """
     g = _group(group)
     array = _array(tensor, fn)
@@ -537,8 +541,10 @@ def _rooted(group, tensor, rank, tensor_list, fn, what, list_name):
     arrays, problem = [], None
     if g.rank() == root:
         try:
+            if tensor_list is None:
+                raise ValueError(f"{fn}: {list_name} must be given on the {what} rank ({rank}), one tensor per rank")
             arrays = _output_list(tensor_list, g.size(), array, fn, list_name)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, RuntimeError) as error:
             problem = error
     _agree_on_rooted_call(g, array, root, problem, fn)
     return g, array, root, arrays
@@ -575,19 +581,25 @@ def _per_rank_list(items, size, fn, name, convert, like=None, noun="tensor") -> 
     Every converted item must have the shape and dtype of ``like`` (default:
     the first item's). ``minigrad_dist.nn.functional`` checks its Tensor lists here too.
 
+    The error classes are PyTorch's: its process groups reject a list of the
+    wrong length or an item of the wrong size (RuntimeError), its Python layer
+    a mix of dtypes (ValueError).
+
     Raises:
         TypeError: ``items`` is not a list or tuple (or ``convert`` refuses an item).
-        ValueError: the wrong number of items, or one whose shape or dtype differs.
+        RuntimeError: the wrong number of items, or one whose shape differs.
+        ValueError: an item whose dtype differs.
     """
     if not isinstance(items, (list, tuple)):
         raise TypeError(f"{fn}: {name} must be a list of {size} {noun}s (one per rank), got {type(items).__name__}")
     if len(items) != size:
-        raise ValueError(f"{fn}: {name} must hold one {noun} per rank of the group ({size}), got {len(items)}")
+        raise RuntimeError(f"{fn}: {name} must hold one {noun} per rank of the group ({size}), got {len(items)}")
     converted = [convert(item, f"{name}[{i}]") for i, item in enumerate(items)]
     like = converted[0] if like is None else like
     for i, item in enumerate(converted):
         if item.shape != like.shape or item.dtype != like.dtype:
-            raise ValueError(
+            kind = ValueError if item.dtype != like.dtype else RuntimeError
+            raise kind(
                 f"{fn}: {name}[{i}] has shape {tuple(item.shape)} and dtype {item.dtype}, expected shape "
                 f"{tuple(like.shape)} and dtype {like.dtype}"
             )

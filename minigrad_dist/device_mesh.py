@@ -214,10 +214,12 @@ def init_device_mesh(device_type: str, mesh_shape, *, mesh_dim_names=None) -> De
 
     Raises:
         TypeError: ``mesh_shape`` is not a tuple of ints, or a name not a str.
-        ValueError: a size is not positive, the product differs from the
-            world size, the names do not match the dimensions or repeat, the
-            device type is unknown or has an index, or the ranks passed
-            different shapes or names (on every rank).
+        RuntimeError: the product of the sizes differs from the world size,
+            or the names do not match the dimensions or repeat (PyTorch's
+            class for these).
+        ValueError: a size is not positive, the device type is unknown or
+            has an index, or the ranks passed different shapes or names (on
+            every rank).
 
     Example::
 
@@ -242,7 +244,7 @@ def _check_arguments(device_type, mesh_shape, mesh_dim_names, world_size):
     """``(shape, names, None)``, or ``(what could be read, None, the error)`` for the peers to see first."""
     try:
         return *_checked(device_type, mesh_shape, mesh_dim_names, world_size), None
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, RuntimeError) as error:
         shape = tuple(mesh_shape) if isinstance(mesh_shape, (tuple, list)) else mesh_shape
         return shape, mesh_dim_names, error
 
@@ -261,7 +263,7 @@ def _checked(device_type, mesh_shape, mesh_dim_names, world_size):
     if not shape or any(s < 1 for s in shape):
         raise ValueError(f"init_device_mesh: mesh_shape must hold positive sizes, got {shape}")
     if math.prod(shape) != world_size:
-        raise ValueError(
+        raise RuntimeError(
             f"init_device_mesh: mesh_shape {shape} holds {math.prod(shape)} ranks but the world has {world_size}; "
             "the sizes' product must equal the world size (the number of processes mpiexec started)"
         )
@@ -271,13 +273,13 @@ def _checked(device_type, mesh_shape, mesh_dim_names, world_size):
         raise TypeError(f"init_device_mesh: mesh_dim_names must be a tuple of str, got {mesh_dim_names!r}")
     names = tuple(mesh_dim_names)
     if len(names) != len(shape):
-        raise ValueError(
+        raise RuntimeError(
             f"init_device_mesh: mesh_dim_names {names} names {len(names)} dimensions but mesh_shape {shape} has "
             f"{len(shape)}; give one name per dimension"
         )
     if len(set(names)) != len(names):
         repeated = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"init_device_mesh: mesh_dim_names {names} repeats {repeated}; each name must be unique")
+        raise RuntimeError(f"init_device_mesh: mesh_dim_names {names} repeats {repeated}; each name must be unique")
     return shape, names
 
 

@@ -181,7 +181,7 @@ def _check_buffer(array, fn: str):
 
 def _avg_divider(array, size):
     if array.dtype.kind not in "fc":
-        raise TypeError(f"ReduceOp.AVG needs a floating point tensor, got dtype {array.dtype}; use SUM")
+        raise RuntimeError(f"ReduceOp.AVG needs a floating point tensor, got dtype {array.dtype}; use SUM")
 
     xp = backend.get_array_module(array)
 

@@ -46,42 +46,47 @@ def _constant(array) -> Tensor:
     return Tensor._make(array, False, None, 0)
 
 
-class _SyncBatchNormOp(FunctionNode):
-    """(x - mean) / sqrt(var + eps) * weight + bias per channel, with mean and var over every rank of ``group``.
+def _group_statistics(x, group):
+    """Step 1: the global (mean, biased var, count) per channel of ``x`` (N, C, *) over every rank of ``group``.
 
-    Keeps ``batch_mean``, ``batch_var`` (global, biased) and ``count`` (global
-    values per channel) for the caller's running-statistics update.
+    Each rank sends its (count, mean, M2) per channel in one ``all_gather``
+    (float64), and every rank combines them the same way (``_combine``).
+    """
+    xp = backend.get_array_module(x)
+    channels = x.shape[1]
+    axes = (0,) + tuple(range(2, x.ndim))
+    local = x.size // channels if channels else 0
+    mine = xp.zeros(1 + 2 * channels, dtype=np.float64)
+    if local:
+        mean = x.mean(axis=axes, dtype=np.float64)
+        mine[0] = local
+        mine[1 : 1 + channels] = mean
+        mine[1 + channels :] = xp.square(x - mean.reshape((1, channels) + (1,) * (x.ndim - 2))).sum(axis=axes)
+    everyone = [xp.empty_like(mine) for _ in range(collectives.get_world_size(group))]
+    collectives.all_gather(everyone, mine, group=group)
+    return _combine(xp, everyone, channels)
+
+
+class _SyncBatchNormOp(FunctionNode):
+    """(x - mean) / sqrt(var + eps) * weight + bias per channel, with the group's ``mean`` and ``var`` (step 1).
+
+    ``count`` is the number of values per channel over the whole group, which
+    the backward's means divide by.
     """
 
-    def __init__(self, eps: float, group):
+    def __init__(self, eps: float, group, mean, var, count: int):
         self.eps = eps
         self.group = group
+        self.mean, self.var, self.count = mean, var, count
 
     def forward(self, x, weight, bias):
         self.retain_inputs((1,))
         xp = self.xp
-        channels = x.shape[1]
         self.axes = (0,) + tuple(range(2, x.ndim))
-        self.channel_shape = (1, channels) + (1,) * (x.ndim - 2)
-        local = x.size // channels if channels else 0
-        mine = xp.zeros(1 + 2 * channels, dtype=np.float64)
-        if local:
-            mean = x.mean(axis=self.axes, dtype=np.float64)
-            mine[0] = local
-            mine[1 : 1 + channels] = mean
-            mine[1 + channels :] = xp.square(x - mean.reshape(self.channel_shape)).sum(axis=self.axes)
-        everyone = [xp.empty_like(mine) for _ in range(collectives.get_world_size(self.group))]
-        collectives.all_gather(everyone, mine, group=self.group)
-        mean, var, count = _combine(xp, everyone, channels)
-        if count <= 1:
-            raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {tuple(x.shape)} "
-                f"({count} value(s) per channel over the whole group)"
-            )
-        self.batch_mean, self.batch_var, self.count = mean, var, count
-        rstd = (1.0 / xp.sqrt(var + self.eps)).astype(x.dtype).reshape(self.channel_shape)
+        self.channel_shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        rstd = (1.0 / xp.sqrt(self.var + self.eps)).astype(x.dtype).reshape(self.channel_shape)
         self.rstd = rstd
-        self.xhat = (x - mean.astype(x.dtype).reshape(self.channel_shape)) * rstd
+        self.xhat = (x - self.mean.astype(x.dtype).reshape(self.channel_shape)) * rstd
         out = self.xhat * weight.reshape(self.channel_shape) if weight is not None else self.xhat.copy()
         if bias is not None:
             out += bias.reshape(self.channel_shape)
@@ -173,12 +178,16 @@ class SyncBatchNorm(_BatchNorm):
                 factor = 1.0 / float(counter.array)
         if input.dtype.kind != "f":
             raise NotImplementedError(f"SyncBatchNorm: not implemented for dtype {input.dtype} (floating point only)")
-        op = _SyncBatchNormOp(float(self.eps), self.process_group)
-        out = op(input, self.weight, self.bias)
+        mean, var, count = _group_statistics(input.array, self.process_group)
+        if count <= 1:  # PyTorch's check and class (ValueError), on every rank alike
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {tuple(input.shape)} "
+                f"({count} value(s) per channel over the whole group)"
+            )
+        out = _SyncBatchNormOp(float(self.eps), self.process_group, mean, var, count)(input, self.weight, self.bias)
         if self.track_running_stats:
-            n = op.count
-            _update_running(self.running_mean, op.batch_mean, factor)
-            _update_running(self.running_var, op.batch_var * (n / (n - 1)), factor)
+            _update_running(self.running_mean, mean, factor)
+            _update_running(self.running_var, var * (count / (count - 1)), factor)
         return out
 
     def _syncs(self) -> bool:

@@ -100,9 +100,11 @@ def ring_allreduce(array, group: ProcessGroup | None = None, op: ReduceOp = Redu
 
     Raises:
         TypeError: ``array`` is not an array or Tensor, ``op`` is not a
-            ``ReduceOp``, AVG of a non-float array, or ``group`` is not a ProcessGroup.
+            ``ReduceOp``, or ``group`` is not a ProcessGroup.
         ValueError: ``array`` is not contiguous.
-        RuntimeError: no ``group`` given and the default group is not initialized.
+        RuntimeError: AVG of a non-float array (PyTorch's class: the mean
+            cannot be cast back), or no ``group`` given and the default
+            group is not initialized.
     """
     data = array.array if isinstance(array, Tensor) else array
     if not backend.is_array(data):
@@ -114,7 +116,7 @@ def ring_allreduce(array, group: ProcessGroup | None = None, op: ReduceOp = Redu
     if not data.flags.c_contiguous:
         raise ValueError("ring_allreduce: the array must be contiguous (make a contiguous copy first)")
     if op is ReduceOp.AVG and data.dtype.kind not in "fc":
-        raise TypeError(f"ring_allreduce: ReduceOp.AVG needs a floating point array, got dtype {data.dtype}")
+        raise RuntimeError(f"ring_allreduce: ReduceOp.AVG needs a floating point array, got dtype {data.dtype}")
     group = _resolve_group(group)
     _reduce(data, group, op)
     return array

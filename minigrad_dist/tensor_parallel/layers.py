@@ -50,7 +50,7 @@ def _shard_width(features: int, group, layer: str, name: str) -> int:
 
 def _check_input(x, features: int, layer: str, what: str) -> None:
     if x.ndim == 0 or x.shape[-1] != features:
-        raise ValueError(f"{layer}: expected input of shape (*, {features}) ({what}), got {tuple(x.shape)}")
+        raise RuntimeError(f"{layer}: expected input of shape (*, {features}) ({what}), got {tuple(x.shape)}")
 
 
 def _full_linear(linear, layer: str) -> Linear:
@@ -130,8 +130,8 @@ class ColumnParallelLinear(_ParallelLinear):
     the distribution of a full ``nn.Linear``; use ``from_linear`` to copy one.
 
     Raises:
-        ValueError: ``out_features`` does not divide by the group size, or the
-            forward's input has the wrong last dimension.
+        ValueError: ``out_features`` does not divide by the group size.
+        RuntimeError: the forward's input has the wrong last dimension (as ``F.linear``).
     """
 
     def __init__(self, in_features, out_features, bias=True, gather_output=False, process_group=None,
@@ -197,8 +197,8 @@ class RowParallelLinear(_ParallelLinear):
     a collective); use ``from_linear`` to copy a full layer.
 
     Raises:
-        ValueError: the forward's input has the wrong last dimension, or
-            ``in_features`` does not divide by the group size.
+        ValueError: ``in_features`` does not divide by the group size.
+        RuntimeError: the forward's input has the wrong last dimension (as ``F.linear``).
     """
 
     def __init__(self, in_features, out_features, bias=True, input_is_parallel=True, process_group=None,

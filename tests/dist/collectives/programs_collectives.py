@@ -139,7 +139,7 @@ def check_barrier():
 
 
 def bad_arguments():
-    """Wrong inputs raise clear errors before any communication."""
+    """Wrong inputs raise clear errors before any communication: ``"Class: message"`` per call."""
     ensure_init()
     n = dist.get_world_size()
     messages = []
@@ -154,8 +154,8 @@ def bad_arguments():
     ]:
         try:
             call()
-        except (TypeError, ValueError) as error:
-            messages.append(str(error))
+        except (TypeError, ValueError, RuntimeError) as error:
+            messages.append(f"{type(error).__name__}: {error}")
         else:
             messages.append(None)
     return messages
@@ -173,6 +173,6 @@ def rooted_mismatch(case):
             dist.gather(tensor, tensors, dst=0)
         else:
             dist.scatter(tensor, tensors, src=0)
-    except ValueError as error:
-        return str(error)
+    except (ValueError, RuntimeError) as error:
+        return f"{type(error).__name__}: {error}"
     return None

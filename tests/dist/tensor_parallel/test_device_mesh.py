@@ -67,9 +67,9 @@ def test_mesh_of_four_ranks_as_two_by_two():
 
 
 EXPECTED_ERRORS = {
-    "product": ("ValueError", "the sizes' product must equal the world size"),
-    "repeated_names": ("ValueError", "repeats ['x']"),
-    "names_length": ("ValueError", "give one name per dimension"),
+    "product": ("RuntimeError", "the sizes' product must equal the world size"),
+    "repeated_names": ("RuntimeError", "repeats ['x']"),
+    "names_length": ("RuntimeError", "give one name per dimension"),
     "device_index": ("ValueError", "no device index"),
     "not_ints": ("TypeError", "mesh_shape must be a tuple of ints"),
     "ranks_disagree": ("ValueError", "every rank must pass the same"),
@@ -79,7 +79,7 @@ EXPECTED_ERRORS = {
     "slice_unnamed": ("RuntimeError", "built without mesh_dim_names"),
     "column_not_divisible": ("ValueError", "does not divide by the tensor-parallel group size"),
     "row_not_divisible": ("ValueError", "does not divide by the tensor-parallel group size"),
-    "column_input": ("ValueError", "expected input of shape (*, 3)"),
+    "column_input": ("RuntimeError", "expected input of shape (*, 3)"),
     "plan_2d_mesh": ("ValueError", 'slice it first, e.g. mesh["tp"]'),
     "plan_unknown_name": ("ValueError", "'fc9' is not a submodule of the model"),
     "plan_not_linear": ("TypeError", "'1' is a Tanh"),
