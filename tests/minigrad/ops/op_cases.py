@@ -33,6 +33,9 @@ class OpCase:
         margin: see ``away_from``.
         distinct: make input values distinct (max/min ties).
         name: a label for test ids (defaults to ``op``).
+        grad_atol: absolute slack for the gradients against PyTorch, where
+            PyTorch's own formula is off by more than rounding (say why at
+            the case); None: the oracle's default.
     """
 
     op: str
@@ -45,6 +48,7 @@ class OpCase:
     distinct: bool = False
     name: str = ""
     extra: dict = field(default_factory=dict)
+    grad_atol: float | None = None
 
     @property
     def label(self) -> str:
