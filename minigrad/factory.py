@@ -17,6 +17,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.dtypes import bool_, float16, float32, float64, int32, int64, long  # noqa: F401  (re-exported)
+from minigrad.inplace import storable
 from minigrad.promotion import get_default_dtype
 from minigrad.tensor import Tensor, resolve_numeric_dtype
 
@@ -77,7 +78,8 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
             an integer that does not fit in 64 bits, or a string in the first
             position of a list (PyTorch reads it as one more dimension).
         RuntimeError: an element of another kind (None, a dict, any object)
-            when no ``dtype`` is given (TypeError with one), or
+            when no ``dtype`` is given (TypeError with one), a number an
+            integer ``dtype`` cannot hold (300 in uint8), or
             ``requires_grad`` on a non-floating dtype.
     """
     dtype = _resolve_dtype(dtype)
@@ -91,6 +93,7 @@ def tensor(data, requires_grad=False, dtype=None, device=None) -> Tensor:
         array = _nested_to_array(data)  # first as it is: None or strings give object/str arrays, refused below
         if array.dtype.kind in "biufc":
             if dtype is not None:
+                _check_integer_range(array, dtype)
                 array = array.astype(dtype)
             elif array.dtype in _PYTHON_NUMBER_DTYPES and not isinstance(data, np.generic):
                 array = array.astype(_python_number_dtype(array.dtype))
@@ -152,6 +155,24 @@ def _ragged_problem(data, shape, dim, where):
         if problem is not None:
             return problem
     return None
+
+
+def _check_integer_range(array, dtype) -> None:
+    """RuntimeError, as PyTorch's, when Python numbers in ``array`` overflow the integer ``dtype`` they go to.
+
+    NumPy's cast would wrap them silently (300 -> 44 in uint8). As PyTorch, an
+    unsigned dtype still takes negatives down to ``-max`` (stored wrapped around)
+    and floats are truncated toward zero.
+    """
+    if dtype.kind not in "iu" or array.dtype.kind not in "iuf" or array.size == 0:
+        return
+    info = np.iinfo(dtype)
+    low = -int(info.max) if dtype.kind == "u" else int(info.min)
+    values = np.trunc(array) if array.dtype.kind == "f" else array
+    for value in (values.min(), values.max()):
+        if not low <= value <= info.max:
+            raise RuntimeError(f"tensor(): value {value} cannot be converted to type {dtype} without overflow; "
+                               "use a wider dtype")
 
 
 def _not_numeric_error(data, array, dtype_given: bool) -> Exception:
@@ -286,6 +307,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
     Raises:
         TypeError: ``fill_value`` is not a number (bool, int, float or complex).
+        RuntimeError: an integer ``dtype`` cannot hold ``fill_value`` (as PyTorch: 300 in uint8; -1
+            wraps around to 255). A float dtype takes any float (1e6 in float16 is inf).
     """
     if not isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
         raise TypeError(f"full(): fill_value must be a number, got {type(fill_value).__name__}")
@@ -295,6 +318,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         dtype = np.int64
     elif dtype is None and isinstance(fill_value, complex):
         dtype = _python_number_dtype(np.dtype(np.complex128))
+    elif dtype is not None and _resolve_dtype(dtype).kind in "iu":
+        fill_value = storable(fill_value, _resolve_dtype(dtype), "full")
     return _filled("full", (size,), dtype, device, requires_grad, lambda xp, s, d: xp.full(s, fill_value, d))
 
 

@@ -144,7 +144,7 @@ class FunctionNode(Node):
                     numpy_only = False
                 if x._view is not None and x._view.version != x._version_counter.value and _grad_state.enabled:
                     views.refresh_view(x)  # its base was written in place since its grad_fn was made
-                if x.requires_grad:
+                if x._requires_grad:
                     requires_grad = True
                 arrays.append(data)
             else:
@@ -194,7 +194,7 @@ class FunctionNode(Node):
         edges = []
         needs = []
         for x in inputs:
-            if isinstance(x, Tensor) and x.requires_grad:
+            if isinstance(x, Tensor) and x._requires_grad:
                 fn = x.grad_fn
                 if fn is not None:
                     edges.append((fn, x._output_nr))

@@ -159,7 +159,7 @@ def _record_on_tensor(tensor, compute, fn) -> None:
     views.bump_version(tensor)
     tensor.grad_fn = new.grad_fn
     tensor._output_nr = new._output_nr
-    tensor.requires_grad = new.requires_grad
+    tensor._requires_grad = new.requires_grad
     _save_result_in_place(new, tensor)
 
 
@@ -181,7 +181,7 @@ def _record_on_view(tensor, compute, fn) -> None:
     views.bump_version(base)
     base.grad_fn = rebased.grad_fn
     base._output_nr = 0
-    base.requires_grad = True
+    base._requires_grad = True
     _save_result_in_place(new_view, tensor)
     views.refresh_view(tensor)
 
@@ -388,13 +388,19 @@ def copy_from(tensor, src, fn: str = "copy_"):
 
 
 def fill(tensor, value, fn: str):
-    """Every element set to ``value`` (a number, or a 0-d Tensor that may require grad)."""
+    """Every element set to ``value`` (a number, or a 0-d Tensor that may require grad).
+
+    Raises:
+        RuntimeError: a number the dtype cannot hold (``storable``: 300 in uint8, 1e6 in float16).
+    """
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"{fn} only supports 0-dimension value tensor but got tensor with {value.ndim} "
                                "dimensions.")
     elif not isinstance(value, _NUMBERS):
         raise TypeError(f"{fn}: value must be a number or a 0-d Tensor, got {type(value).__name__}")
+    else:
+        value = storable(value, tensor.dtype, fn)
     return copy_from(tensor, value, fn)
 
 
@@ -417,7 +423,7 @@ def set_item(tensor, index, value):
         raise TypeError(f"__setitem__: value must hold numbers, got an array of dtype {value.dtype}")
     number = isinstance(value, _NUMBERS)
     if number:
-        value = _storable(value, tensor.dtype)
+        value = storable(value, tensor.dtype)
     index = indexing.unwrap_index(index, tensor.device)
     if not indexing.is_advanced(index):
         region = indexing.index(tensor, index)
@@ -462,13 +468,14 @@ def _index_put(tensor, index, value):
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _storable(number, dtype):
-    """The number ``tensor[index] = number`` writes (a complex with no imaginary part becomes real); RuntimeError,
-    as PyTorch's, when ``dtype`` cannot hold it."""
+def storable(number, dtype, fn: str = "__setitem__"):
+    """The number ``tensor[index] = number`` (or ``fill_``, or ``full`` of an integer dtype) writes: a complex
+    with no imaginary part becomes real, a negative int in an unsigned dtype wraps around; RuntimeError, as
+    PyTorch's, when ``dtype`` cannot hold it."""
     if isinstance(number, (complex, np.complexfloating)) and dtype.kind != "c":
         if number.imag != 0:
             raise RuntimeError(
-                f"__setitem__: the complex value {number!r} cannot be stored in a tensor of dtype {dtype} (its "
+                f"{fn}: the complex value {number!r} cannot be stored in a tensor of dtype {dtype} (its "
                 "imaginary part would be lost); use a complex tensor, or store number.real"
             )
         number = number.real
@@ -490,7 +497,7 @@ def _storable(number, dtype):
         fits = True
     if not fits:
         raise RuntimeError(
-            f"__setitem__: value {number!r:.40} cannot be converted to type {dtype} without overflow; store it in a "
+            f"{fn}: value {number!r:.40} cannot be converted to type {dtype} without overflow; store it in a "
             "tensor of a wider dtype"
         )
     return number
@@ -533,6 +540,12 @@ def _fit_value(value, region_shape):
             f"{list(region_shape)} or one that broadcasts to it"
         )
     return value.reshape(kept) if kept != shape else value
+
+
+def expect_floating(tensor, fn: str) -> None:
+    """NotImplementedError (PyTorch's: its kernel has no integer version) unless ``tensor`` is floating point."""
+    if tensor.dtype.kind not in "fc":
+        raise NotImplementedError(f"{fn}: not implemented for dtype {tensor.dtype}; fill a floating point tensor")
 
 
 def random_fill(tensor, fn: str, sample):

@@ -38,7 +38,7 @@ class Tensor:
 
     __slots__ = (
         "array",
-        "requires_grad",
+        "_requires_grad",
         "_grad",
         "grad_fn",
         "_output_nr",
@@ -61,7 +61,7 @@ class Tensor:
         elif not backend.is_array(data):
             data = np.asarray(data)
         self.array = data
-        self.requires_grad = False
+        self._requires_grad = False
         self._grad = None
         self.grad_fn = None
         self._output_nr = 0
@@ -72,15 +72,15 @@ class Tensor:
         self.name = None
         self._version_counter = None
         self._view = None
-        if requires_grad:
-            self.requires_grad_(True)
+        if requires_grad is not False:
+            self.requires_grad_(requires_grad)
 
     @staticmethod
     def _make(data, requires_grad, grad_fn, output_nr):
         """Internal fast constructor: wraps ``data`` as is."""
         t = _new_object(Tensor)
         t.array = data
-        t.requires_grad = requires_grad
+        t._requires_grad = requires_grad
         t._grad = None
         t.grad_fn = grad_fn
         t._output_nr = output_nr
@@ -275,23 +275,59 @@ class Tensor:
 
     # -- autograd ------------------------------------------------------------
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` in place (leaves only) and return self.
+    @property
+    def requires_grad(self) -> bool:
+        """True when ops on this tensor are recorded, so that its gradient can be computed.
+
+        Settable as in PyTorch: on leaves only, to a bool, and to True only for
+        floating point tensors (an integer tensor would get truncated gradients).
 
         Raises:
-            RuntimeError: called on a non-leaf, or the dtype is not floating point.
+            RuntimeError: set on a non-leaf, set to something other than a bool, or
+                set to True on a tensor that is not floating point.
         """
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
         if self.grad_fn is not None:
-            raise RuntimeError(
-                "requires_grad_() can only change leaf tensors; this one was produced by "
-                f"{self.grad_fn.name()}. Use .detach().requires_grad_() for a new leaf."
-            )
-        if requires_grad and self.array.dtype.kind not in _FLOAT_KINDS:
-            raise RuntimeError(
-                f"only floating point tensors can require gradients, got dtype {self.dtype}"
-            )
-        self.requires_grad = bool(requires_grad)
+            raise RuntimeError(self._non_leaf_message("the requires_grad flag"))
+        if not isinstance(value, bool):
+            raise RuntimeError(f"requires_grad must be a bool, got {type(value).__name__}")
+        self._set_requires_grad(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return self.
+
+        On a non-leaf (a tensor an op produced) only ``True`` is allowed, and
+        changes nothing: it records already.
+
+        Raises:
+            TypeError: ``requires_grad`` is not a bool.
+            RuntimeError: ``False`` on a non-leaf, or ``True`` on a tensor that is not floating point.
+        """
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad_(): requires_grad must be a bool, got {type(requires_grad).__name__}")
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(self._non_leaf_message("requires_grad_(False)"))
+        self._set_requires_grad(requires_grad)
         return self
+
+    def _set_requires_grad(self, value: bool) -> None:
+        if value and self.array.dtype.kind not in _FLOAT_KINDS:
+            raise RuntimeError(
+                f"only floating point tensors can require gradients, got dtype {self.dtype} "
+                "(convert it first, e.g. .float())"
+            )
+        self._requires_grad = value
+
+    def _non_leaf_message(self, what: str) -> str:
+        return (
+            f"you can only change requires_grad flags of leaf tensors: {what} on a tensor produced by "
+            f"{self.grad_fn.name()}; use .detach() for a leaf that does not require grad"
+        )
 
     def _gradient_edge(self):
         """``(node, output_nr)`` that receives this tensor's gradient.
@@ -339,7 +375,7 @@ class Tensor:
     def detach_(self) -> Tensor:
         """Cut this tensor off from the graph in place and return it."""
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def retain_grad(self) -> None:
@@ -542,16 +578,16 @@ class Tensor:
 
     def sigmoid_(self) -> Tensor:
         """``self = sigmoid(self)`` in place."""
-        return _inplace.unary(self, "sigmoid_", _op_update(Tensor.sigmoid), Tensor.sigmoid)
+        return _inplace.unary(self, "sigmoid_", _result_update(Tensor.sigmoid, "sigmoid_"), Tensor.sigmoid)
 
     def relu_(self) -> Tensor:
         """``self = max(self, 0)`` in place."""
-        return _inplace.unary(self, "relu_", _op_update(Tensor.relu), Tensor.relu)
+        return _inplace.unary(self, "relu_", _result_update(Tensor.relu, "relu_"), Tensor.relu)
 
     def clamp_(self, min=None, max=None) -> Tensor:  # noqa: A002  (PyTorch's names)
         """Clip into [min, max] in place (either bound may be None)."""
         return _inplace.unary(
-            self, "clamp_", _op_update(lambda t: t.clamp(min, max)), lambda old: old.clamp(min, max)
+            self, "clamp_", _result_update(lambda t: t.clamp(min, max), "clamp_"), lambda old: old.clamp(min, max)
         )
 
     clip_ = clamp_
@@ -564,7 +600,8 @@ class Tensor:
         """Fill with ``value`` (a number or a 0-d Tensor, which may require grad) in place.
 
         Raises:
-            TypeError: ``value`` is not a number. RuntimeError: a Tensor ``value`` is not 0-d.
+            TypeError: ``value`` is not a number. RuntimeError: a Tensor ``value`` is not 0-d, or the
+            dtype cannot hold the number (as PyTorch: 300 in uint8; -1 wraps around to 255).
         """
         return _inplace.fill(self, value, "fill_")
 
@@ -624,11 +661,21 @@ class Tensor:
         )
 
     def uniform_(self, a=0.0, b=1.0) -> Tensor:
-        """Fill with samples from U(a, b) in place (PyTorch's ``from``/``to``)."""
+        """Fill with samples from U(a, b) in place (PyTorch's ``from``/``to``).
+
+        Raises:
+            NotImplementedError: the tensor is not floating point (PyTorch's class; the samples would be truncated).
+        """
+        _inplace.expect_floating(self, "uniform_")
         return _inplace.random_fill(self, "uniform_", lambda gen, shape: gen.uniform(a, b, shape))
 
     def normal_(self, mean=0.0, std=1.0) -> Tensor:
-        """Fill with samples from N(mean, std**2) in place."""
+        """Fill with samples from N(mean, std**2) in place.
+
+        Raises:
+            NotImplementedError: the tensor is not floating point (PyTorch's class; the samples would be truncated).
+        """
+        _inplace.expect_floating(self, "normal_")
         return _inplace.random_fill(self, "normal_", lambda gen, shape: gen.normal(mean, std, shape))
 
     def random_(self, low=None, high=None) -> Tensor:
@@ -1460,15 +1507,6 @@ def _ufunc_update(ufunc):
             ufunc(data, out=data)
         except TypeError as error:
             raise RuntimeError(f"{ufunc.__name__} in place: {error}") from None
-
-    return update
-
-
-def _op_update(op):
-    """An in-place update computing ``op`` on the array out of place, then writing it back."""
-
-    def update(data):
-        data[...] = op(Tensor._make(data, False, None, 0)).array
 
     return update
 

@@ -118,7 +118,7 @@ def refresh_view(view) -> None:
         fresh = info.replay(base)
         view.grad_fn = fresh.grad_fn
         view._output_nr = fresh._output_nr
-        view.requires_grad = fresh.requires_grad
+        view._requires_grad = fresh.requires_grad
     info.version = version_of(base)
 
 
