@@ -833,13 +833,19 @@ class Tensor:
         """Indices of the minima (not differentiable)."""
         return _ops_reduce.argmin(self, dim, keepdim)
 
-    def any(self):
-        """True if any element is nonzero (a bool tensor)."""
-        return Tensor._make(self.array.any(), False, None, 0)
+    def any(self, dim=None, keepdim=False):
+        """True where any element is nonzero: over all elements, or along ``dim`` (an int or a tuple).
 
-    def all(self):
-        """True if every element is nonzero (a bool tensor)."""
-        return Tensor._make(self.array.all(), False, None, 0)
+        A bool tensor (uint8 for a uint8 input, as PyTorch). Raises IndexError for a dim out of range.
+        """
+        return _truth_reduction(self, "any", dim, keepdim)
+
+    def all(self, dim=None, keepdim=False):
+        """True where every element is nonzero: over all elements, or along ``dim`` (an int or a tuple).
+
+        A bool tensor (uint8 for a uint8 input, as PyTorch). Raises IndexError for a dim out of range.
+        """
+        return _truth_reduction(self, "all", dim, keepdim)
 
     # -- shape ---------------------------------------------------------------
 
@@ -1511,6 +1517,15 @@ def _ufunc_update(ufunc):
     return update
 
 
+def _truth_reduction(t: Tensor, name: str, dim, keepdim: bool) -> Tensor:
+    """``t.any``/``t.all`` (``name``) over ``dim`` (None: every element), without gradient."""
+    axes = _normalize_axis(dim, t.ndim, name)
+    result = getattr(t.array, name)(axis=axes, keepdims=_expect_flag(keepdim, "keepdim", name))
+    if t.dtype == np.uint8:  # PyTorch keeps uint8 for these two
+        result = result.astype(np.uint8)
+    return Tensor._make(result, False, None, 0)
+
+
 def _result_update(op, fn: str):
     """An in-place update writing ``op``'s out-of-place result back into the array.
 
@@ -1659,3 +1674,5 @@ from minigrad.ops import scan as _ops_scan  # noqa: E402
 from minigrad.ops import shape as _ops_shape  # noqa: E402
 from minigrad.ops import sorting as _ops_sorting  # noqa: E402
 from minigrad.ops import structure as _ops_structure  # noqa: E402
+from minigrad.ops._util import expect_flag as _expect_flag  # noqa: E402
+from minigrad.ops._util import normalize_axis as _normalize_axis  # noqa: E402

@@ -48,9 +48,11 @@ from minigrad.ops.math import (
 )
 from minigrad.ops.reduce import max, mean, min, sum  # noqa: A004
 from minigrad.ops.scan import cumprod, cumsum
+from minigrad.ops.searching import bincount, bucketize, isin, searchsorted, tril_indices, triu_indices
 from minigrad.ops.shape import cat, stack
 from minigrad.ops.sorting import argsort, kthvalue, sort, topk
 from minigrad.ops.structure import chunk, diagonal, flip, roll, split, tile, tril, triu, unbind, unflatten
+from minigrad.tensor import Tensor
 
 __all__ = [
     "abs", "cat", "clamp", "exp", "log", "matmul", "max", "mean", "min", "relu", "sigmoid", "sqrt", "stack",
@@ -65,6 +67,11 @@ __all__ = [
     "bitwise_or", "bitwise_xor", "bitwise_not", "sort", "argsort", "topk", "kthvalue", "cumsum", "cumprod",
     "gather", "scatter", "scatter_add", "index_select", "einsum", "tril", "triu", "chunk", "split", "unbind",
     "flip", "roll", "diagonal", "unflatten", "tile", "flatten",
+    # Tensor methods that PyTorch also spells as functions (torch.argmax(x, 1), torch.reshape(x, s), ...)
+    "argmax", "argmin", "all", "any", "reshape", "ravel", "squeeze", "unsqueeze", "transpose", "permute",
+    "clone", "pow", "masked_fill", "index_add", "fliplr", "flipud", "msort", "sgn", "isposinf", "isneginf",
+    # searching, counting and index generation: minigrad/ops/searching.py
+    "bincount", "searchsorted", "bucketize", "isin", "tril_indices", "triu_indices",
 ]
 
 
@@ -160,3 +167,153 @@ def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
     expect_tensor(input, "flatten")
     return _shape.flatten(input, start_dim, end_dim)
 
+
+
+# -- Tensor methods that PyTorch also spells as functions ---------------------------------------------
+#
+# Each is the method of the same name (one op, one gradient); the function only checks that it got a
+# Tensor, so that torch.argmax(x, 1) and x.argmax(1) behave alike in a ported program.
+
+
+def argmax(input, dim=None, keepdim=False):  # noqa: A002
+    """Indices of the maxima of ``input`` (of all elements, flattened, or along ``dim``): ``Tensor.argmax``."""
+    expect_tensor(input, "argmax")
+    return input.argmax(dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):  # noqa: A002
+    """Indices of the minima of ``input`` (of all elements, flattened, or along ``dim``): ``Tensor.argmin``."""
+    expect_tensor(input, "argmin")
+    return input.argmin(dim, keepdim)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001, A002
+    """True where every element of ``input`` is nonzero (over all, or along ``dim``): ``Tensor.all``."""
+    expect_tensor(input, "all")
+    return input.all(dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001, A002
+    """True where any element of ``input`` is nonzero (over all, or along ``dim``): ``Tensor.any``."""
+    expect_tensor(input, "any")
+    return input.any(dim, keepdim)
+
+
+def reshape(input, shape):  # noqa: A002
+    """``input`` with the same elements in ``shape`` (one entry may be -1): ``Tensor.reshape``."""
+    expect_tensor(input, "reshape")
+    return input.reshape(shape)
+
+
+def ravel(input):  # noqa: A002
+    """``input`` as a 1-D tensor (a view when its layout allows, else a copy)."""
+    expect_tensor(input, "ravel")
+    return input.reshape(-1)
+
+
+def squeeze(input, dim=None):  # noqa: A002
+    """``input`` without its size-1 dimensions (all, or only ``dim``): ``Tensor.squeeze``."""
+    expect_tensor(input, "squeeze")
+    return input.squeeze(dim)
+
+
+def unsqueeze(input, dim):  # noqa: A002
+    """``input`` with a size-1 dimension inserted at ``dim``: ``Tensor.unsqueeze``."""
+    expect_tensor(input, "unsqueeze")
+    return input.unsqueeze(dim)
+
+
+def transpose(input, dim0, dim1):  # noqa: A002
+    """``input`` with dimensions ``dim0`` and ``dim1`` swapped (a view): ``Tensor.transpose``."""
+    expect_tensor(input, "transpose")
+    return input.transpose(dim0, dim1)
+
+
+def permute(input, dims):  # noqa: A002
+    """``input`` with its dimensions reordered as ``dims`` (a view): ``Tensor.permute``."""
+    expect_tensor(input, "permute")
+    return input.permute(*dims)
+
+
+def clone(input, *, memory_format=None):  # noqa: A002
+    """A copy of ``input`` with its own memory, differentiable (``memory_format`` is accepted and ignored)."""
+    expect_tensor(input, "clone")
+    return input.clone()
+
+
+def pow(input, exponent, *, out=None):  # noqa: A001, A002
+    """``input ** exponent``, elementwise; either may be a number (``pow(2, t)``), not both.
+
+    Raises:
+        TypeError: neither argument is a Tensor.
+    """
+    if isinstance(input, Tensor):
+        result = input.pow(exponent)
+    elif isinstance(exponent, Tensor):
+        result = exponent.__rpow__(input)
+    else:
+        raise TypeError(f"pow(): expects a Tensor base or exponent, got {type(input).__name__} and "
+                        f"{type(exponent).__name__}")
+    return result if out is None else math_forms.write_out(result, out, "pow")
+
+
+def masked_fill(input, mask, value):  # noqa: A002
+    """``input`` with ``value`` where the bool ``mask`` (broadcast) is true: ``Tensor.masked_fill``."""
+    expect_tensor(input, "masked_fill")
+    return input.masked_fill(mask, value)
+
+
+def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
+    """A copy of ``input`` with ``alpha * source`` added into the rows ``index`` along ``dim``: ``index_add_``."""
+    expect_tensor(input, "index_add")
+    return input.clone().index_add_(dim, index, source, alpha=alpha)
+
+
+def fliplr(input):  # noqa: A002
+    """``input`` with its columns (dim 1) in reverse order.
+
+    Raises:
+        RuntimeError: ``input`` has fewer than 2 dimensions, as PyTorch.
+    """
+    expect_tensor(input, "fliplr")
+    if input.ndim < 2:
+        raise RuntimeError(f"fliplr(): input must be >= 2-d, got shape {tuple(input.shape)}")
+    return input.flip(1)
+
+
+def flipud(input):  # noqa: A002
+    """``input`` with its rows (dim 0) in reverse order.
+
+    Raises:
+        RuntimeError: ``input`` is 0-d, as PyTorch.
+    """
+    expect_tensor(input, "flipud")
+    if input.ndim < 1:
+        raise RuntimeError("flipud(): input must be >= 1-d, got a 0-d tensor")
+    return input.flip(0)
+
+
+def msort(input):  # noqa: A002
+    """``input`` sorted along dim 0 (the values of ``sort(input, dim=0)``)."""
+    expect_tensor(input, "msort")
+    return input.sort(dim=0).values
+
+
+def sgn(input):  # noqa: A002
+    """The sign of each element of a real ``input`` (``sign``; minigrad's tensors are real here)."""
+    expect_tensor(input, "sgn")
+    if input.dtype.kind == "c":
+        raise NotImplementedError("sgn(): complex inputs (x / |x|) are not supported by minigrad")
+    return input.sign()
+
+
+def isposinf(input):  # noqa: A002
+    """True where ``input`` is +inf (a bool tensor; all False for integers)."""
+    expect_tensor(input, "isposinf")
+    return input.isinf() & (input > 0)
+
+
+def isneginf(input):  # noqa: A002
+    """True where ``input`` is -inf (a bool tensor; all False for integers)."""
+    expect_tensor(input, "isneginf")
+    return input.isinf() & (input < 0)

@@ -417,6 +417,66 @@ def _structure_cases():
             dict(end_dim=[0, -3]),
             names=("start_dim", "end_dim"),
         ),
+    ] + _method_function_cases()
+
+
+def _method_function_cases():
+    """PyTorch's function spellings of Tensor methods (mg.argmax, mg.reshape, ...: the end of top_level_ops)."""
+    x, dims = ft(2, 3), [5, -3, "a", 1.5]
+
+    def mask(*shape):
+        return Fresh(f"bool_tensor{shape}", lambda: mg.zeros(*shape, dtype=mg.bool_))
+
+    reductions = [
+        case(f"mg.{name}", getattr(mg, name), dict(input=x, dim=1, keepdim=False),
+             dict(input=NOT_TENSORS, dim=dims, keepdim=["a", None]), names=("input", "dim", "keepdim", name))
+        for name in ("argmax", "argmin", "all", "any")
+    ]
+    one_input = [
+        case(f"mg.{name}", getattr(mg, name), dict(input=x), dict(input=NOT_TENSORS), names=("input", name))
+        for name in ("ravel", "clone", "msort", "sgn", "isposinf", "isneginf")
+    ] + [
+        case(f"mg.{name}", getattr(mg, name), dict(input=x), dict(input=NOT_TENSORS + [ft(), ft(3)][:least]),
+             names=("input", "d", name))
+        for name, least in (("fliplr", 2), ("flipud", 1))
+    ]
+    return reductions + one_input + [
+        case("mg.reshape", mg.reshape, dict(input=x, shape=(3, 2)),
+             dict(input=NOT_TENSORS, shape=[(4,), (-1, -1), ("a",), None, 1.5]), names=("input", "shape")),
+        case("mg.squeeze", mg.squeeze, dict(input=ft(1, 3), dim=0), dict(input=NOT_TENSORS, dim=dims),
+             names=("input", "dim")),
+        case("mg.unsqueeze", mg.unsqueeze, dict(input=x, dim=0), dict(input=NOT_TENSORS, dim=[4, -4, "a", 1.5, None]),
+             names=("input", "dim")),
+        case("mg.transpose", mg.transpose, dict(input=x, dim0=0, dim1=1),
+             dict(input=NOT_TENSORS, dim0=dims, dim1=dims), names=("input", "dim")),
+        case("mg.permute", mg.permute, dict(input=x, dims=(1, 0)),
+             dict(input=NOT_TENSORS, dims=[(0,), (0, 0), (0, 2), ("a", 1), None]), names=("input", "dims", "permut")),
+        case("mg.pow", mg.pow, dict(input=x, exponent=2.0), dict(exponent=["a", None, ft(4)]),
+             names=("pow", "exponent", "input", "Pow", "broadcast")),
+        case("mg.masked_fill", mg.masked_fill, dict(input=x, mask=mask(2, 3), value=0.5),
+             dict(input=NOT_TENSORS, mask=[ft(2, 3), mask(4), None], value=["a", None, ft(2)]),
+             names=("input", "mask", "value", "masked_fill", "Where")),
+        case("mg.bincount", mg.bincount, dict(input=it([0, 2, 2]), weights=None, minlength=0),
+             dict(input=NOT_TENSORS + [ft(3), it([-1]), it([[1]])], weights=[ft(2), "a"], minlength=[-1, "a", 1.5]),
+             extra=NOT_IMPLEMENTED, names=("input", "weights", "minlength", "bincount")),
+        case("mg.searchsorted", mg.searchsorted, dict(sorted_sequence=ft(4), input=ft(2), right=False, side=None),
+             dict(sorted_sequence=NOT_TENSORS + [ft()], right=["a", None], side=["middle", 1]),
+             names=("sorted_sequence", "input", "right", "side", "searchsorted")),
+        case("mg.bucketize", mg.bucketize, dict(input=ft(2), boundaries=ft(4), right=False),
+             dict(input=[None, "abc", object()], boundaries=NOT_TENSORS + [ft(2, 2)], right=["a", None]),
+             names=("input", "boundaries", "right", "bucketize")),
+        case("mg.isin", mg.isin, dict(elements=ft(3), test_elements=ft(2), invert=False),
+             dict(elements=[None, "abc", object()], invert=["a", None]),
+             names=("elements", "test_elements", "invert", "isin")),
+        case("mg.tril_indices", mg.tril_indices, dict(row=3, col=4, offset=0),
+             dict(row=[-1, "a", 1.5, None], col=[-1, "a", 1.5], offset=["a", 1.5]),
+             names=("row", "col", "offset", "tril_indices")),
+        case("mg.triu_indices", mg.triu_indices, dict(row=3, col=4, offset=0),
+             dict(row=[-1, "a", 1.5, None], col=[-1, "a", 1.5], offset=["a", 1.5]),
+             names=("row", "col", "offset", "triu_indices")),
+        case("mg.index_add", mg.index_add, dict(input=x, dim=1, index=it([0, 2]), source=ft(2, 2)),
+             dict(input=NOT_TENSORS, dim=dims, index=[ft(2), it([5, 0]), None], source=[ft(3, 3), None]),
+             names=("input", "dim", "index", "source", "index_add")),
     ]
 
 

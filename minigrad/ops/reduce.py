@@ -11,7 +11,7 @@ from collections import namedtuple
 
 from minigrad import backend
 from minigrad.function import FunctionNode
-from minigrad.ops._util import expect_tensor, normalize_axis, pick_axis
+from minigrad.ops._util import expect_flag, expect_tensor, normalize_axis, pick_axis
 from minigrad.tensor import Tensor
 
 MaxMinResult = namedtuple("MaxMinResult", ["values", "indices"])
@@ -192,6 +192,7 @@ def argmin(a, dim=None, keepdim=False):
 def _arg(a, dim, keepdim, largest):
     data = a.array
     name = "argmax" if largest else "argmin"
+    keepdim = expect_flag(keepdim, "keepdim", name)
     if dim is None:
         if data.size == 0:
             raise IndexError(f"{name}(): the tensor of shape {a.shape} is empty; give a dim of non-zero size")
