@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from minigrad import backend
+from minigrad import backend, promotion
 from minigrad.function import FunctionNode, ViewNode
 from minigrad.ops._util import expect_tensor, normalize_axis, unbroadcast
 
@@ -76,37 +76,54 @@ class BroadcastTo(_ShapeView):
 
 
 class Cat(FunctionNode):
-    """inputs joined along an existing axis"""
+    """inputs joined along an existing axis, in PyTorch's result dtype (float32 with int64 stays float32)"""
 
     def __init__(self, axis):
         self.axis = axis
 
     def forward(self, *arrays):
         self.sizes = [a.shape[self.axis] for a in arrays]
-        return self.xp.concatenate(arrays, axis=self.axis)
+        self.dtypes = [a.dtype for a in arrays]
+        return self.xp.concatenate(arrays, axis=self.axis, dtype=_joined_dtype(arrays))
 
     def backward(self, g):
         grads = []
         start = 0
         lead = (slice(None),) * self.axis
-        for size, need in zip(self.sizes, self.needs_input_grad):
-            grads.append(g[lead + (slice(start, start + size),)] if need else None)
+        for size, dtype, need in zip(self.sizes, self.dtypes, self.needs_input_grad):
+            grads.append(_in_dtype(g[lead + (slice(start, start + size),)], dtype) if need else None)
             start += size
         return tuple(grads)
 
 
 class Stack(FunctionNode):
-    """inputs joined along a new axis"""
+    """inputs joined along a new axis, in PyTorch's result dtype (as ``Cat``)"""
 
     def __init__(self, axis):
         self.axis = axis
 
     def forward(self, *arrays):
-        return self.xp.stack(arrays, axis=self.axis)
+        self.dtypes = [a.dtype for a in arrays]
+        return self.xp.stack(arrays, axis=self.axis, dtype=_joined_dtype(arrays))
 
     def backward(self, g):
         lead = (slice(None),) * self.axis
-        return tuple(g[lead + (i,)] if need else None for i, need in enumerate(self.needs_input_grad))
+        return tuple(
+            _in_dtype(g[lead + (i,)], dtype) if need else None
+            for i, (dtype, need) in enumerate(zip(self.dtypes, self.needs_input_grad))
+        )
+
+
+def _joined_dtype(arrays):
+    """``torch.result_type`` of the joined arrays: NumPy's own rule would make float32 and int64 float64."""
+    if all(a.dtype == arrays[0].dtype for a in arrays):
+        return arrays[0].dtype
+    return promotion.result_type(*arrays)
+
+
+def _in_dtype(grad, dtype):
+    """An input's share of the gradient, in that input's dtype (a float16 input of a float64 join gets float16)."""
+    return grad if grad.dtype == dtype else grad.to(dtype)
 
 
 class ToDevice(FunctionNode):

@@ -519,3 +519,22 @@ def test_mse_loss_values_and_gradients_with_an_integer_target():
 def test_mse_loss_error_names_both_dtypes():
     with pytest.raises(NotImplementedError, match="int64.*int32.*floating point"):  # PyTorch's class
         F.mse_loss(mg.tensor([1, 2]), mg.tensor([1, 2], dtype=mg.int32))
+
+
+JOIN_DTYPES = [("float32", "int64"), ("float16", "int64"), ("uint8", "int8"), ("bool", "int8"), ("float16", "float64"),
+               ("int32", "float64"), ("bool", "float16")]
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+@pytest.mark.parametrize(("first", "second"), JOIN_DTYPES)
+def test_cat_and_stack_join_in_pytorchs_result_dtype(join, first, second):
+    """NumPy would join float32 and int64 in float64; PyTorch keeps float32; each input's gradient keeps its dtype."""
+    results = []
+    for lib in (mg, torch):
+        parts = [lib.ones(2, dtype=getattr(lib, d), requires_grad=np.dtype(d).kind == "f") for d in (first, second)]
+        joined = getattr(lib, join)(parts)
+        if joined.requires_grad:
+            (joined * 3).sum().backward()
+        grads = [str(p.grad.dtype).removeprefix("torch.") if p.grad is not None else None for p in parts]
+        results.append((str(joined.dtype).removeprefix("torch."), grads))
+    assert results[0] == results[1]
