@@ -1358,6 +1358,30 @@ class Tensor:
         """Running product along ``dim``, differentiable also at zeros; see ``mg.cumprod``."""
         return _ops_scan.cumprod(self, dim, dtype=dtype)
 
+    def cummax(self, dim):
+        """``(values, indices)`` of the running maximum along ``dim``; see ``mg.cummax``."""
+        return _ops_cumulative.cummax(self, dim)
+
+    def cummin(self, dim):
+        """``(values, indices)`` of the running minimum along ``dim``; see ``mg.cummin``."""
+        return _ops_cumulative.cummin(self, dim)
+
+    def logcumsumexp(self, dim):
+        """``log(cumsum(exp(self)))`` along ``dim``, computed stably; see ``mg.logcumsumexp``."""
+        return _ops_cumulative.logcumsumexp(self, dim)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        """The ``n``-th forward difference along ``dim``; see ``mg.diff``."""
+        return _ops_differences.diff(self, n, dim, prepend, append)
+
+    def logit(self, eps=None):
+        """``log(p / (1 - p))`` elementwise (``p`` clamped into [eps, 1 - eps] first); see ``mg.logit``."""
+        return _ops_math.logit(self, eps)
+
+    def erfc(self):
+        """The complementary error function ``1 - erf(x)``, accurate where erf is near 1; see ``mg.erfc``."""
+        return _ops_math.erfc(self)
+
     # -- gather and scatter (ops/gather.py) -----------------------------------------------------
 
     def gather(self, dim, index):
@@ -1664,6 +1688,8 @@ from minigrad import inplace as _inplace  # noqa: E402
 from minigrad import legacy_tensors as _legacy  # noqa: E402
 from minigrad import views as _views  # noqa: E402
 from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
+from minigrad.ops import cumulative as _ops_cumulative  # noqa: E402
+from minigrad.ops import differences as _ops_differences  # noqa: E402
 from minigrad.ops import elementwise as _ops_ew  # noqa: E402
 from minigrad.ops import gather as _ops_gather  # noqa: E402
 from minigrad.ops import indexing as _ops_index  # noqa: E402

@@ -14,6 +14,8 @@ from minigrad.ops import elementwise, linalg
 from minigrad.ops import math as _math
 from minigrad.ops import shape as _shape
 from minigrad.ops._util import expect_tensor
+from minigrad.ops.cumulative import cummax, cummin, logcumsumexp
+from minigrad.ops.differences import diff
 from minigrad.ops.einsum import einsum
 from minigrad.ops.elementwise import clamp, where
 from minigrad.ops.gather import gather, index_select, scatter, scatter_add
@@ -26,6 +28,7 @@ from minigrad.ops.math import (
     bitwise_xor,
     eq,
     equal,
+    erfc,
     floor_divide,
     fmod,
     ge,
@@ -39,6 +42,7 @@ from minigrad.ops.math import (
     logical_not,
     logical_or,
     logical_xor,
+    logit,
     lt,
     maximum,
     minimum,
@@ -72,6 +76,8 @@ __all__ = [
     "clone", "pow", "masked_fill", "index_add", "fliplr", "flipud", "msort", "sgn", "isposinf", "isneginf",
     # searching, counting and index generation: minigrad/ops/searching.py
     "bincount", "searchsorted", "bucketize", "isin", "tril_indices", "triu_indices",
+    # scans beside cumsum/cumprod (ops/cumulative.py), differences (ops/differences.py), ops/math.py
+    "cummax", "cummin", "logcumsumexp", "diff", "logit", "erfc",
 ]
 
 

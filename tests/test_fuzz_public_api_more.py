@@ -474,6 +474,18 @@ def _method_function_cases():
         case("mg.triu_indices", mg.triu_indices, dict(row=3, col=4, offset=0),
              dict(row=[-1, "a", 1.5, None], col=[-1, "a", 1.5], offset=["a", 1.5]),
              names=("row", "col", "offset", "triu_indices")),
+        *[
+            case(f"mg.{name}", getattr(mg, name), dict(input=x, dim=1), dict(input=NOT_TENSORS, dim=dims),
+                 names=("input", "dim", name))
+            for name in ("cummax", "cummin", "logcumsumexp")
+        ],
+        case("mg.diff", mg.diff, dict(input=x, n=1, dim=-1, prepend=None, append=None),
+             dict(input=NOT_TENSORS + [ft()], n=[-1, "a", 1.5], dim=dims, prepend=[ft(3, 3), "a"],
+                  append=[ft(3, 3), "a"]),
+             names=("input", "n", "dim", "prepend", "append", "diff", "cat")),
+        case("mg.logit", mg.logit, dict(input=x, eps=None), dict(input=NOT_TENSORS, eps=["a", ft(2)]),
+             names=("input", "eps", "logit")),
+        case("mg.erfc", mg.erfc, dict(input=x), dict(input=NOT_TENSORS), names=("input", "erfc")),
         case("mg.index_add", mg.index_add, dict(input=x, dim=1, index=it([0, 2]), source=ft(2, 2)),
              dict(input=NOT_TENSORS, dim=dims, index=[ft(2), it([5, 0]), None], source=[ft(3, 3), None]),
              names=("input", "dim", "index", "source", "index_add")),

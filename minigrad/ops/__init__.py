@@ -6,6 +6,7 @@ has a finite-difference (gradcheck) case and a PyTorch-oracle case.
 
 from minigrad import inplace, math_forms
 from minigrad.ops import (
+    cumulative,
     einsum,
     elementwise,
     gather,
@@ -78,5 +79,6 @@ REGISTRY = {
     **rnn.OPS,
     **logistic.OPS,  # log-sigmoid, binary cross-entropy
     **padding.OPS,  # constant padding (F.pad)
+    **cumulative.OPS,  # cummax/cummin, logcumsumexp and its backward (logit and erfc are in math.OPS)
     **math_forms.OPS,  # prod, norms, amax, median, nansum, hypot, copysign, xlogy, rounded div, gamma functions
 }

@@ -961,3 +961,114 @@ OPS = {
     "remainder": Remainder,
     "fmod": Fmod,
 }
+
+
+# -- logit and erfc (appended: both are floating functions of one tensor) ---------------------------------
+
+
+class Logit(_FloatingFunction, partial=True):
+    """log(a / (1 - a)); with ``eps`` (>= 0), ``a`` first clamped into [eps, 1 - eps].
+
+    d/da = 1 / (a (1 - a)) inside the clamp, 0 outside it (as PyTorch; its
+    bounds themselves count as inside). Without ``eps`` (or a negative one)
+    nothing is clamped: -inf at 0, inf at 1, NaN outside [0, 1], and the
+    gradient is NaN there too, as in PyTorch.
+    """
+
+    def __init__(self, eps=None):
+        self.eps = None if eps is None or eps < 0 else eps  # NaN stays: it clamps nothing, as in PyTorch
+
+    def bounds(self, dtype):
+        """The clamp ``(eps, 1 - eps)`` in ``dtype``."""
+        low = dtype.type(self.eps)
+        return low, dtype.type(1) - low
+
+    def compute(self, a):
+        if self.eps is not None:
+            low, high = self.bounds(a.dtype)
+            a = self.xp.where(a < low, low, self.xp.where(a > high, high, a))  # below first, as PyTorch
+        return self.xp.log(a / (1 - a))
+
+    def derivative(self, g, a):
+        if self.eps is None:  # NaN outside [0, 1], like the logit itself (as PyTorch)
+            outside = _const(self.xp, (a.array < 0) | (a.array > 1))
+            return (g / (a * (1 - a))).masked_fill(outside, math.nan)
+        low, high = self.bounds(a.dtype)
+        outside = _const(self.xp, (a.array < low) | (a.array > high))  # NaN counts as inside: its gradient is NaN
+        safe = a.masked_fill(outside, 0.5)  # no 1/0 outside: its gradient would be 0 * inf = NaN in double backward
+        return (g / (safe * (1 - safe))).masked_fill(outside, 0.0)
+
+
+class Erfc(_FloatingFunction):
+    """the complementary error function 1 - erf(a), accurate where it is tiny; d/da = -2 / sqrt(pi) * exp(-a**2)"""
+
+    def compute(self, a):
+        return erfc_array(a)
+
+    def derivative(self, g, a):
+        return -(g * _TWO_OVER_SQRT_PI * (-(a * a)).exp())
+
+
+def erfc_array(x):
+    """The complementary error function of a float array (NumPy or CuPy), in ``x``'s dtype.
+
+    Computed in float64 with Cody's approximations (``backend``'s
+    coefficients): 1 - erf below |x| = 0.46875; above, erfc(|x|) as
+    ``exp(-x**2) * R(|x|)`` with ``exp(-x**2)`` split as Cody does
+    (``x**2 = r**2 + (x - r)(x + r)``, ``r`` = x rounded to 1/16) so that
+    the relative accuracy holds far in the tail (erfc(26) ~ 1e-296);
+    erfc(-x) = 2 - erfc(x). NaN stays NaN; erfc(inf) = 0, erfc(-inf) = 2.
+    """
+    xp = backend.get_array_module(x)
+    x64 = x.astype(np.float64)
+    y = xp.abs(x64)
+    small = 1.0 - xp.copysign(backend._erf_small(xp.minimum(y, 0.46875)), x64)
+    yc = xp.clip(y, 0.46875, 27.0)  # erfc underflows to 0 in float64 before 27
+    num, den = backend._cody_terms(yc, backend._ERF_C, backend._ERF_D)
+    middle = num / den
+    inverse_square = 1.0 / (yc * yc)
+    num, den = backend._cody_terms(inverse_square, backend._ERF_P, backend._ERF_Q)
+    large = (backend._INV_SQRT_PI - inverse_square * num / den) / yc
+    rounded = xp.trunc(yc * 16.0) / 16.0
+    gaussian = xp.exp(-rounded * rounded) * xp.exp(-(yc - rounded) * (yc + rounded))
+    upper = xp.where(y > 27.0, 0.0, gaussian * xp.where(yc <= 4.0, middle, large))  # erfc(|x|); NaN stays
+    out = xp.where(y <= 0.46875, small, xp.where(x64 < 0, 2.0 - upper, upper))
+    return out.astype(x.dtype, copy=False)
+
+
+def _eps_value(eps):
+    """``eps`` of ``logit`` as a float (a number or a one-element tensor), or None."""
+    if eps is None:
+        return None
+    if isinstance(eps, Tensor) and eps.numel() == 1 and eps.dtype.kind in "biuf":
+        return float(eps.item())
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
+        raise TypeError(f"logit(): argument 'eps' must be a float, got {type(eps).__name__}")
+    return float(eps)
+
+
+def logit(input, eps=None):  # noqa: A002  (PyTorch's names)
+    """Elementwise log(input / (1 - input)), the inverse of ``sigmoid``; integer and bool tensors give floats.
+
+    With ``eps`` (>= 0), ``input`` is first clamped into [eps, 1 - eps] and the
+    gradient is zero outside that range, as in PyTorch; a negative ``eps``
+    clamps nothing.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor or ``eps`` is not a number.
+    """
+    expect_tensor(input, "logit")
+    return Logit(_eps_value(eps))(input)
+
+
+def erfc(input):  # noqa: A002
+    """Elementwise complementary error function 1 - erf(input), accurate in the tail (integers give floats).
+
+    Raises:
+        TypeError: ``input`` is not a Tensor.
+    """
+    expect_tensor(input, "erfc")
+    return Erfc()(input)
+
+
+OPS.update({"logit": Logit, "erfc": Erfc})
