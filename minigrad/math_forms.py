@@ -1280,6 +1280,15 @@ def _not_broadcastable(fn: str, input, other) -> RuntimeError:
     return RuntimeError(f"{fn}(): shapes {tuple(input.shape)} and {tuple(other.shape)} are not broadcastable")
 
 
+def _compared(fn: str, input, other, greater: bool):
+    """The array ``input >= other`` (``<=`` unless ``greater``), or PyTorch's RuntimeError naming both shapes."""
+    a, b = input.array, other.array
+    try:
+        return (a >= b) if greater else (a <= b)
+    except ValueError:  # NumPy's, for shapes that do not broadcast
+        raise _not_broadcastable(fn, input, other) from None
+
+
 def _nan_max(input, other, fn: str, largest: bool, out):
     expect_tensor(input, fn)
     expect_tensor(other, fn, "other")
@@ -1287,10 +1296,7 @@ def _nan_max(input, other, fn: str, largest: bool, out):
         raise RuntimeError(f"{fn}() is not implemented for complex tensors")
     a, b = input.array, other.array
     xp = backend.get_array_module(a, b)
-    try:
-        wins = (a >= b) if largest else (a <= b)
-    except ValueError:
-        raise _not_broadcastable(fn, input, other) from None
+    wins = _compared(fn, input, other, largest)
     if b.dtype.kind in "fc":
         wins = wins | xp.isnan(b)
     return write_out(_ew.where(_const(xp, wins), input, other), out, fn)
@@ -1456,10 +1462,7 @@ def _clamp_one(input, bound, fn: str, lower: bool):
     if isinstance(bound, Tensor):
         a, b = input.array, bound.array
         xp = backend.get_array_module(a, b)
-        try:
-            keep = (a >= b) if lower else (a <= b)
-        except ValueError:
-            raise _not_broadcastable(fn, input, bound) from None
+        keep = _compared(fn, input, bound, lower)
         if a.dtype.kind in "fc":
             keep = keep | xp.isnan(a)
         return _ew.where(_const(xp, keep), input, bound)

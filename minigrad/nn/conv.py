@@ -534,11 +534,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     ``output_size`` picks the output padding that gives that size.
 
     Raises:
-        ValueError: groups below 1 or not dividing the channel counts; a padding mode other than "zeros"; an
-            unreachable ``output_size``.
-        RuntimeError: a negative channel count; kernel_size, stride or dilation below 1, a negative padding
-            or output_padding, or a tuple of the wrong length.
-        TypeError: sizes that are not ints (or tuples of ints), or a padding string.
+        ValueError, RuntimeError, TypeError: as ``ConvTranspose1d`` (with pairs where it takes 1-tuples).
     """
 
     _dims = 2

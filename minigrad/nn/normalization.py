@@ -358,7 +358,12 @@ def dropout1d(input, p=0.5, training=True, inplace=False):  # noqa: A002
 
 
 class _DropoutNd(Module):
-    """Shared constructor of the channel-wise dropout modules: probability ``p`` (and PyTorch's ``inplace``)."""
+    """Shared constructor of the channel-wise dropout modules: probability ``p`` (and PyTorch's ``inplace``).
+
+    Raises (``Dropout1d``, ``Dropout2d``):
+        TypeError: ``p`` is not a number.
+        ValueError: ``p`` is not in [0, 1].
+    """
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
@@ -373,9 +378,7 @@ class _DropoutNd(Module):
 class Dropout2d(_DropoutNd):
     """Channel-wise dropout of (N, C, H, W) or (C, H, W) inputs in training mode: see ``dropout2d``.
 
-    Raises:
-        TypeError: ``p`` is not a number.
-        ValueError: ``p`` is not in [0, 1].
+    Raises TypeError for a ``p`` that is not a number, ValueError for one outside [0, 1].
     """
 
     def forward(self, input):  # noqa: A002
@@ -386,9 +389,7 @@ class Dropout2d(_DropoutNd):
 class Dropout1d(_DropoutNd):
     """Channel-wise dropout of (N, C, L) or (C, L) inputs in training mode: see ``dropout1d``.
 
-    Raises:
-        TypeError: ``p`` is not a number.
-        ValueError: ``p`` is not in [0, 1].
+    Raises TypeError for a ``p`` that is not a number, ValueError for one outside [0, 1].
     """
 
     def forward(self, input):  # noqa: A002

@@ -62,17 +62,15 @@ class TransformerDecoderLayer(Module):
     ``dropout2``, ``dropout3``.
 
     Raises:
-        AssertionError: ``nhead`` does not divide ``d_model`` (from MultiheadAttention).
-        RuntimeError: an unknown activation name; a negative ``dim_feedforward``.
-        TypeError: an activation that is neither a name nor callable; a ``dim_feedforward`` that is not an int.
+        AssertionError, RuntimeError, TypeError: as ``TransformerEncoderLayer`` (the same arguments).
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None):
         super().__init__()
-        activation_fn = _decoder_activation(activation)
         kwargs = {"device": device, "dtype": dtype}
+        activation_fn = _decoder_activation(activation)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **kwargs)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,

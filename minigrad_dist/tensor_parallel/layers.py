@@ -197,7 +197,8 @@ class RowParallelLinear(_ParallelLinear):
     a collective); use ``from_linear`` to copy a full layer.
 
     Raises:
-        ValueError: ``in_features`` does not divide by the group size.
+        ValueError: ``in_features`` does not divide by the group size (each rank must hold
+            whole input features).
         RuntimeError: the forward's input has the wrong last dimension (as ``F.linear``).
     """
 
