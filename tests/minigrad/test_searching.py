@@ -41,8 +41,8 @@ def both(array):
 
 
 def op(L, name: str):
-    """``L.<name>``: PyTorch's function, or ours from ``minigrad.ops.searching`` (whatever minigrad exports)."""
-    return getattr(torch, name) if L is torch else getattr(searching, name)
+    """``L.<name>``: the function of PyTorch or minigrad."""
+    return getattr(L, name)
 
 
 # -- bincount --------------------------------------------------------------------------------------------------

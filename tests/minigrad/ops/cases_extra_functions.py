@@ -3,9 +3,8 @@
 ``erfc`` (``minigrad.ops.math``) and ``diff`` (``minigrad.ops.differences``, composed of slices and
 subtractions, so its cases exercise the ``sub`` op).
 
-Each case runs by gradcheck and against PyTorch (see ``op_cases.py``). The
-programs call minigrad's functions from their modules (``_function``), so they
-check these functions whether or not ``minigrad`` exports them at the top.
+Each case runs by gradcheck and against PyTorch (see ``op_cases.py``), calling
+``lib.<name>`` with ``lib`` minigrad or torch.
 Programs named ``*_double_backward`` return first-order gradients taken with
 ``create_graph=True``.
 """
@@ -14,30 +13,14 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from minigrad.ops import cumulative, differences
-from minigrad.ops import math as ops_math
 from tests.minigrad.ops.cases_core import dim_of, one, shapes
 from tests.minigrad.ops.cases_math import grads_of
 from tests.minigrad.ops.op_cases import case
 
-_HOMES = {
-    "cummax": cumulative,
-    "cummin": cumulative,
-    "logcumsumexp": cumulative,
-    "logit": ops_math,
-    "erfc": ops_math,
-    "diff": differences,
-}
-
-
-def _function(lib, name):
-    """PyTorch's top-level function ``name``, or minigrad's from the module that defines it."""
-    return getattr(lib if lib.__name__ == "torch" else _HOMES[name], name)
-
 
 def _running(lib, name, a, dim):
     """``cummax``/``cummin`` values plus the indices (as floats: the oracle compares them, gradcheck ignores them)."""
-    result = _function(lib, name)(a, dim)
+    result = getattr(lib, name)(a, dim)
     return result.values + result.indices.to(a.dtype)
 
 
@@ -45,45 +28,26 @@ same2 = shapes(1).map(lambda s: (s, s))  # an input and the weights of its doubl
 
 # -- cummax / cummin: distinct inputs, so a small perturbation never changes which element is chosen ------------
 
-case(
-    "cummax",
-    lambda lib, F, a, params: _running(lib, "cummax", a, params),
-    one(1),
-    distinct=True,
-    extra={"params": dim_of()},
-)
-case(
-    "cummax",
-    lambda lib, F, a, params: _running(lib, "cummin", a, params),
-    one(1),
-    distinct=True,
-    extra={"params": dim_of()},
-    name="cummin",
-)
-# Ties: the input twice along dim (a perturbation moves both copies); the index (compared with PyTorch's)
-# names the later copy.
-case(
-    "cummax",
-    lambda lib, F, a, params: _running(lib, "cummax", lib.cat([a, a], params), params),
-    one(1),
-    distinct=True,
-    extra={"params": dim_of()},
-    name="cummax_ties",
-)
-case(
-    "cummax",
-    lambda lib, F, a, params: _running(lib, "cummin", lib.cat([a, a], params), params),
-    one(1),
-    distinct=True,
-    extra={"params": dim_of()},
-    name="cummin_ties",
-)
+# With ``ties`` the input goes twice along dim (a perturbation moves both copies); the index (compared with
+# PyTorch's) names the later copy.
+for _name in ("cummax", "cummin"):
+    for _ties in (False, True):
+        case(
+            "cummax",
+            lambda lib, F, a, params, name=_name, ties=_ties: _running(
+                lib, name, lib.cat([a, a], params) if ties else a, params
+            ),
+            one(1),
+            distinct=True,
+            extra={"params": dim_of()},
+            name=f"{_name}_ties" if _ties else _name,
+        )
 case("cummax", lambda lib, F, a: _running(lib, "cummax", a.sum(), 0) * a, one(), distinct=True, name="cummax_0d")
 
 
 def _cummax_grad(lib, a, w, dim):
     """d/da of ``sum(cummax(exp(a)).values * w)`` (exp keeps the inputs distinct)."""
-    return grads_of(lib, lambda: (_function(lib, "cummax")(a.exp(), dim).values * w).sum(), a)[0]
+    return grads_of(lib, lambda: (lib.cummax(a.exp(), dim).values * w).sum(), a)[0]
 
 
 case(
@@ -99,24 +63,24 @@ case(
 
 case(
     "logcumsumexp",
-    lambda lib, F, a, params: _function(lib, "logcumsumexp")(a, params),
+    lambda lib, F, a, params: lib.logcumsumexp(a, params),
     one(1),
     extra={"params": dim_of()},
 )
 # Inputs of size 600: exp overflows float64 there, the running logaddexp and its gradient do not.
 case(
     "logcumsumexp",
-    lambda lib, F, a, params: _function(lib, "logcumsumexp")(a * 300.0, params) / 300.0,
+    lambda lib, F, a, params: lib.logcumsumexp(a * 300.0, params) / 300.0,
     one(1),
     extra={"params": dim_of()},
     name="logcumsumexp_large",
 )
-case("logcumsumexp", lambda lib, F, a: _function(lib, "logcumsumexp")(a.sum(), -1), one(), name="logcumsumexp_0d")
+case("logcumsumexp", lambda lib, F, a: lib.logcumsumexp(a.sum(), -1), one(), name="logcumsumexp_0d")
 
 
 def _weighted_grad(lib, name, a, w, *args):
     """d/da of ``sum(name(a, *args) * w)``, with ``create_graph=True``."""
-    return grads_of(lib, lambda: (_function(lib, name)(a, *args) * w).sum(), a)[0]
+    return grads_of(lib, lambda: (getattr(lib, name)(a, *args) * w).sum(), a)[0]
 
 
 # The weights' signs are mixed: the backward sums the positive and negative parts of g apart. Kept away
@@ -134,11 +98,11 @@ case(
 
 # -- logit and erfc --------------------------------------------------------------------------------------------------
 
-case("logit", lambda lib, F, a: _function(lib, "logit")(a), one(), low=0.05, high=0.95)
+case("logit", lambda lib, F, a: lib.logit(a), one(), low=0.05, high=0.95)
 # With eps the input is clamped into [0.2, 0.8]; the gradient is 0 outside (kept away from the clamp's corners).
 case(
     "logit",
-    lambda lib, F, a: _function(lib, "logit")(a, eps=0.2),
+    lambda lib, F, a: lib.logit(a, eps=0.2),
     one(),
     low=0.02,
     high=0.98,
@@ -154,7 +118,7 @@ case(
     away_from=(0.1, 0.9),
     name="logit_double_backward",
 )
-case("erfc", lambda lib, F, a: _function(lib, "erfc")(a), one(), low=-3.0, high=3.0)
+case("erfc", lambda lib, F, a: lib.erfc(a), one(), low=-3.0, high=3.0)
 case(
     "erfc",
     lambda lib, F, a, w: _weighted_grad(lib, "erfc", a, w),
@@ -176,7 +140,7 @@ def _diff_params(draw, drawn):
 
 case(
     "sub",
-    lambda lib, F, a, params: _function(lib, "diff")(a, n=params[0], dim=params[1]),
+    lambda lib, F, a, params: lib.diff(a, n=params[0], dim=params[1]),
     one(1),
     extra={"params": _diff_params},
     name="diff",
@@ -192,7 +156,7 @@ def _edges(draw_shapes):
 
 case(
     "sub",
-    lambda lib, F, a, p, q, params: _function(lib, "diff")(a, params, -1, prepend=p, append=q),
+    lambda lib, F, a, p, q, params: lib.diff(a, params, -1, prepend=p, append=q),
     _edges(shapes(1)),
     extra={"params": lambda drawn: st.integers(1, 3)},
     name="diff_prepend_append",
