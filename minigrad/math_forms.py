@@ -58,12 +58,12 @@ from minigrad.grad_mode import is_grad_enabled, no_grad
 from minigrad.ops import elementwise as _ew
 from minigrad.ops import linalg as _linalg
 from minigrad.ops import math as _math
-from minigrad.ops._util import expect_tensor, normalize_axis, shape_of, unbroadcast
+from minigrad.ops._util import expect_flag, expect_tensor, normalize_axis, shape_of, unbroadcast
 from minigrad.ops.gather import Gather
 from minigrad.ops.math import _FloatingFunction
 from minigrad.ops.scan import cumprod as _cumprod
 from minigrad.ops.shape import cat as _cat
-from minigrad.ops.sorting import _check_flag, sorted_indices
+from minigrad.ops.sorting import sorted_indices
 from minigrad.ops.structure import diagonal as _diagonal
 from minigrad.ops.structure import flip as _flip
 from minigrad.promotion import get_default_dtype, result_type
@@ -629,7 +629,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         TypeError: ``input`` is not a Tensor. IndexError: a dim is out of range.
     """
     expect_tensor(input, "logsumexp")
-    _check_flag(keepdim, "logsumexp", "keepdim")
+    expect_flag(keepdim, "logsumexp", "keepdim")
     x = _as_float(input)
     axes = _axes(dim, x.ndim, "logsumexp")
     xp = backend.get_array_module(x.array)
@@ -679,7 +679,7 @@ class AMax(FunctionNode):
 def _amax(input, dim, keepdim, out, largest: bool):
     fn = "amax" if largest else "amin"
     expect_tensor(input, fn)
-    _check_flag(keepdim, fn, "keepdim")
+    expect_flag(keepdim, fn, "keepdim")
     axes = _axes(dim, input.ndim, fn)
     reduced = input.array.size if axes is None else math.prod(input.shape[a] for a in axes)
     if reduced == 0 and input.ndim:
@@ -744,6 +744,86 @@ def median(input, dim=None, keepdim=False):
     return _select_along(input, dim, keepdim, "median", _median_index, MedianResult)
 
 
+_QUANTILE_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):  # noqa: A002
+    """The ``q``-th quantiles of ``input``: of all elements (``dim=None``) or along ``dim``.
+
+    PyTorch's algorithm: sort, then read the sorted values at rank
+    ``q * (n - 1)`` (computed in ``input``'s dtype), between neighbours by
+    ``interpolation``: ``"linear"`` (lerp by the fractional part), ``"lower"``,
+    ``"higher"``, ``"midpoint"`` or ``"nearest"`` (half to even). A slice
+    holding NaN gives NaN. Differentiable (through the sort and the lerp).
+
+    Args:
+        q: a number in [0, 1], or a 0-d or 1-D Tensor of them of ``input``'s dtype.
+            A 1-D ``q`` of length k puts a leading dimension of size k on the result.
+        dim: the dimension to reduce (None: every element, flattened).
+        keepdim: keep the reduced dimension(s) with size 1.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor, ``q`` neither a number nor a Tensor, ``keepdim`` not a bool.
+        RuntimeError: ``input`` is not floating point or is empty; ``q`` is outside [0, 1], has more
+            than one dimension or another dtype; ``interpolation`` is unknown (PyTorch's classes).
+        IndexError: ``dim`` is out of range.
+    """
+    expect_tensor(input, "quantile")
+    expect_flag(keepdim, "quantile", "keepdim")
+    ranks, scalar_q = _quantile_ranks(input, q, interpolation)
+    x = input.reshape(-1) if dim is None else input
+    (axis,) = normalize_axis(0 if dim is None else dim, x.ndim, "quantile")
+    ordered = x.movedim(axis, -1).sort(-1).values  # NaN last, as PyTorch sorts
+    xp = backend.get_array_module(ordered.array)
+    ranks = ranks * (ordered.shape[-1] - 1)
+    below = ordered.index_select(-1, _const(xp, xp.floor(ranks).astype(np.int64)))
+    above = ordered.index_select(-1, _const(xp, xp.ceil(ranks).astype(np.int64)))
+    if interpolation == "lower":
+        result = below
+    elif interpolation in ("higher", "nearest"):
+        picked = xp.ceil(ranks) if interpolation == "higher" else xp.round(ranks)
+        result = ordered.index_select(-1, _const(xp, picked.astype(np.int64)))
+    else:
+        weights = 0.5 if interpolation == "midpoint" else _const(xp, ranks - xp.floor(ranks))
+        result = lerp(below, above, weights)
+    has_nan = _const(xp, xp.isnan(ordered.array[..., -1:]))
+    result = _ew.where(has_nan, _const(xp, xp.asarray(np.nan, dtype=result.dtype)), result).movedim(-1, 0)
+    if keepdim:
+        result = result.reshape((len(ranks),) + ((1,) * input.ndim if dim is None else _kept(input.shape, axis)))
+    result = result.squeeze(0) if scalar_q else result
+    return write_out(result, out, "quantile")
+
+
+def _kept(shape, axis) -> tuple:
+    return tuple(1 if i == axis else n for i, n in enumerate(shape))
+
+
+def _quantile_ranks(input, q, interpolation):
+    """``(q as a 1-D array in input's dtype, whether q was a scalar)``, after PyTorch's checks."""
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"quantile(): input tensor must be either float or double dtype, got {input.dtype}")
+    if input.numel() == 0:
+        raise RuntimeError("quantile(): input tensor must be non-empty")
+    if interpolation not in _QUANTILE_INTERPOLATIONS:
+        raise RuntimeError(f"quantile(): interpolation must be one of {', '.join(_QUANTILE_INTERPOLATIONS)}, "
+                           f"got {interpolation!r}")
+    xp = backend.get_array_module(input.array)
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"quantile(): q must be a scalar or 1D tensor, got shape {tuple(q.shape)}")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"quantile(): q tensor must be same dtype as the input tensor ({input.dtype}), "
+                               f"got {q.dtype}")
+        values, scalar = xp.asarray(q.array).reshape(-1), q.ndim == 0
+    elif _is_number(q) and not isinstance(q, (bool, complex)):
+        values, scalar = xp.asarray([q], dtype=input.dtype), True
+    else:
+        raise TypeError(f"quantile(): q must be a number or a Tensor, got {type(q).__name__}")
+    if not bool(((values >= 0) & (values <= 1)).all()):
+        raise RuntimeError(f"quantile(): q must be in the range [0, 1], got {backend.to_numpy(values).tolist()}")
+    return values, scalar
+
+
 def _median_index(data, axis):
     """The index of the lower median along ``axis`` (kept), or of the first NaN where there is one."""
     xp = backend.get_array_module(data)
@@ -789,7 +869,7 @@ def mode(input, dim=-1, keepdim=False):
 
 def _select_along(input, dim, keepdim, fn: str, pick, result_type_):
     """``(values, indices)`` of the element ``pick(data, axis)`` chooses in each slice along ``dim``."""
-    _check_flag(keepdim, fn, "keepdim")
+    expect_flag(keepdim, fn, "keepdim")
     axis = _one_axis(dim, input.ndim, fn)
     if input.ndim == 0:
         values, indices = _select_along(input.reshape(1), 0, False, fn, pick, result_type_)
@@ -1918,7 +1998,7 @@ _FUNCTIONS = {
     f.__name__: f
     for f in (
         add, sub, mul, div, true_divide, neg, softmax, log_softmax,
-        var, std, var_mean, std_mean, prod, norm, dist, logsumexp, amax, amin, median, mode, count_nonzero,
+        var, std, var_mean, std_mean, prod, norm, dist, logsumexp, amax, amin, median, quantile, mode, count_nonzero,
         nansum, nanmean,
         mm, bmm, mv, dot, outer, cross, tensordot, kron, trace, addmm, addmv, baddbmm, addcmul, addcdiv, lerp,
         cdist,
@@ -1936,8 +2016,8 @@ _METHODS = {
     for name in (
         "add", "sub", "mul", "div", "true_divide", "neg", "softmax", "log_softmax", "subtract", "multiply",
         "divide", "negative",
-        "var", "std", "prod", "norm", "dist", "logsumexp", "amax", "amin", "median", "mode", "count_nonzero",
-        "nansum", "nanmean",
+        "var", "std", "prod", "norm", "dist", "logsumexp", "amax", "amin", "median", "quantile", "mode",
+        "count_nonzero", "nansum", "nanmean",
         "mm", "bmm", "mv", "dot", "outer", "cross", "kron", "trace", "addmm", "addmv", "baddbmm", "addcmul",
         "addcdiv", "lerp",
         "frac", "fmax", "fmin", "hypot", "deg2rad", "rad2deg", "heaviside", "signbit", "copysign", "clamp_min",

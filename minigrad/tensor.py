@@ -1544,7 +1544,7 @@ def _ufunc_update(ufunc):
 def _truth_reduction(t: Tensor, name: str, dim, keepdim: bool) -> Tensor:
     """``t.any``/``t.all`` (``name``) over ``dim`` (None: every element), without gradient."""
     axes = _normalize_axis(dim, t.ndim, name)
-    result = getattr(t.array, name)(axis=axes, keepdims=_expect_flag(keepdim, "keepdim", name))
+    result = getattr(t.array, name)(axis=axes, keepdims=_expect_flag(keepdim, name, "keepdim"))
     if t.dtype == np.uint8:  # PyTorch keeps uint8 for these two
         result = result.astype(np.uint8)
     return Tensor._make(result, False, None, 0)

@@ -119,6 +119,9 @@ def _math_cases():
              dict(input=NOT_INPUTS, dim=[5, "a", 1.5], keepdim=["yes", 2.5]), names=NAMES + ("keepdim",))
         for name in REDUCTIONS if name != "count_nonzero"
     ]
+    cases.append(case("mg.quantile", mg.quantile, dict(input=ft(2, 3), q=0.5, dim=1, keepdim=False),
+                      dict(input=NOT_INPUTS, q=[1.5, -0.1, "a", None, const(0.5, 2, 2)], dim=[5, "a", 1.5],
+                           keepdim=["yes", 2.5]), names=NAMES + ("q", "keepdim", "quantile")))
     cases.append(case("mg.count_nonzero", mg.count_nonzero, dict(input=ft(2, 3), dim=1),
                       dict(input=NOT_INPUTS, dim=[5, "a", 1.5]), names=NAMES))
     cases += [

@@ -65,10 +65,10 @@ def expect_tensor(value, op: str, name: str = "input") -> None:
         raise TypeError(f"{op}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
 
 
-def expect_flag(value, name: str, op: str) -> bool:
+def expect_flag(value, fn: str, name: str) -> bool:
     """``value`` if it is a bool (Python's or NumPy's), else PyTorch's TypeError naming the argument."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{op}(): argument '{name}' must be bool, not {type(value).__name__}")
+        raise TypeError(f"{fn}(): argument '{name}' must be bool, not {type(value).__name__}")
     return bool(value)
 
 

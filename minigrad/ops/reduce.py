@@ -192,7 +192,7 @@ def argmin(a, dim=None, keepdim=False):
 def _arg(a, dim, keepdim, largest):
     data = a.array
     name = "argmax" if largest else "argmin"
-    keepdim = expect_flag(keepdim, "keepdim", name)
+    keepdim = expect_flag(keepdim, name, "keepdim")
     if dim is None:
         if data.size == 0:
             raise IndexError(f"{name}(): the tensor of shape {a.shape} is empty; give a dim of non-zero size")

@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from minigrad import backend
-from minigrad.ops._util import expect_tensor, normalize_axis
+from minigrad.ops._util import expect_flag, expect_tensor, normalize_axis
 from minigrad.ops.gather import Gather
 from minigrad.tensor import Tensor
 
@@ -48,11 +48,6 @@ def _axis(input, dim, fn: str) -> int:  # noqa: A002  (PyTorch's names)
     return axis
 
 
-def _check_flag(value, fn: str, name: str) -> None:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}(): argument '{name}' must be a bool, got {type(value).__name__}")
-
-
 def sort(input, dim=-1, descending=False, *, stable=False):  # noqa: A002
     """``(values, indices)``: ``input`` sorted along ``dim``, and where each value came from.
 
@@ -66,8 +61,8 @@ def sort(input, dim=-1, descending=False, *, stable=False):  # noqa: A002
     """
     expect_tensor(input, "sort")
     axis = _axis(input, dim, "sort")
-    _check_flag(descending, "sort", "descending")
-    _check_flag(stable, "sort", "stable")
+    expect_flag(descending, "sort", "descending")
+    expect_flag(stable, "sort", "stable")
     if input.ndim == 0:
         values, indices = sort(input.reshape(1), 0, descending)
         return SortResult(values.reshape(()), indices.reshape(()))
@@ -84,8 +79,8 @@ def argsort(input, dim=-1, descending=False, *, stable=False):  # noqa: A002
     """
     expect_tensor(input, "argsort")
     axis = _axis(input, dim, "argsort")
-    _check_flag(descending, "argsort", "descending")
-    _check_flag(stable, "argsort", "stable")
+    expect_flag(descending, "argsort", "descending")
+    expect_flag(stable, "argsort", "stable")
     if input.ndim == 0:
         return Tensor._make(backend.get_array_module(input.array).zeros((), dtype=np.int64), False, None, 0)
     return Tensor._make(sorted_indices(input.array, axis, bool(descending)), False, None, 0)
@@ -111,8 +106,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     expect_tensor(input, "topk")
     k = _count(k, "topk", "k")
     axis = _axis(input, dim, "topk")
-    _check_flag(largest, "topk", "largest")
-    _check_flag(sorted, "topk", "sorted")
+    expect_flag(largest, "topk", "largest")
+    expect_flag(sorted, "topk", "sorted")
     size = input.shape[axis] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"topk(): k={k} is out of range for dimension {dim} of size {size}")
@@ -136,7 +131,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     expect_tensor(input, "kthvalue")
     k = _count(k, "kthvalue", "k")
     axis = _axis(input, dim, "kthvalue")
-    _check_flag(keepdim, "kthvalue", "keepdim")
+    expect_flag(keepdim, "kthvalue", "keepdim")
     size = input.shape[axis] if input.ndim else 1
     if size == 0:
         raise IndexError(f"kthvalue(): dimension {dim} has size 0, there is no k-th value (shape {input.shape})")
