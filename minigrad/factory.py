@@ -17,7 +17,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.dtypes import bool_, float16, float32, float64, int32, int64, long  # noqa: F401  (re-exported)
-from minigrad.inplace import storable
+from minigrad.inplace import integer_limits, storable
 from minigrad.promotion import get_default_dtype
 from minigrad.tensor import Tensor, resolve_numeric_dtype
 
@@ -166,11 +166,10 @@ def _check_integer_range(array, dtype) -> None:
     """
     if dtype.kind not in "iu" or array.dtype.kind not in "iuf" or array.size == 0:
         return
-    info = np.iinfo(dtype)
-    low = -int(info.max) if dtype.kind == "u" else int(info.min)
+    low, high = integer_limits(dtype)
     values = np.trunc(array) if array.dtype.kind == "f" else array
     for value in (values.min(), values.max()):
-        if not low <= value <= info.max:
+        if not low <= value <= high:
             raise RuntimeError(f"tensor(): value {value} cannot be converted to type {dtype} without overflow; "
                                "use a wider dtype")
 

@@ -468,6 +468,13 @@ def _index_put(tensor, index, value):
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
+def integer_limits(dtype) -> tuple[int, int]:
+    """The ints PyTorch stores in the integer ``dtype``: its range, plus, for an unsigned dtype, the
+    negatives down to ``-max``, stored wrapped around (uint8: -255 to 255)."""
+    info = np.iinfo(dtype)
+    return (-int(info.max) if dtype.kind == "u" else int(info.min)), int(info.max)
+
+
 def storable(number, dtype, fn: str = "__setitem__"):
     """The number ``tensor[index] = number`` (or ``fill_``, or ``full`` of an integer dtype) writes: a complex
     with no imaginary part becomes real, a negative int in an unsigned dtype wraps around; RuntimeError, as
@@ -485,9 +492,9 @@ def storable(number, dtype, fn: str = "__setitem__"):
     finite = not isinstance(number, (float, np.floating)) or math.isfinite(number)  # ints: exact, never inf
     wraps = dtype.kind == "u" and isinstance(number, (int, np.integer)) and not isinstance(number, (bool, np.bool_))
     if wraps:  # as PyTorch: a negative int down to -max wraps around (uint8: -1 is stored as 255)
-        info = np.iinfo(dtype)
-        fits = -int(info.max) <= number <= int(info.max)
-        number = int(number) % (int(info.max) + 1) if fits else number
+        low, high = integer_limits(dtype)
+        fits = low <= number <= high
+        number = int(number) % (high + 1) if fits else number
     elif dtype.kind in "iu" and not isinstance(number, (bool, np.bool_)):
         info = np.iinfo(dtype)
         fits = finite and int(info.min) <= number <= int(info.max)

@@ -9,18 +9,16 @@ which the recorded slices and subtractions give.
 
 from __future__ import annotations
 
-import numpy as np
-
+from minigrad._checks import is_int
 from minigrad.ops._util import expect_tensor, normalize_axis
 from minigrad.ops.shape import cat
-from minigrad.promotion import result_type
 from minigrad.tensor import Tensor
 
 __all__ = ["diff"]
 
 
 def _check_int(value, fn: str, name: str) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+    if not is_int(value):
         raise TypeError(f"{fn}(): argument '{name}' must be an int, got {type(value).__name__}")
     return int(value)
 
@@ -68,10 +66,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):  # noqa: A002
     for name, edge in edges:
         _check_edge(input, edge, axis, name)
     out = input
-    if edges:
-        parts = [p for p in (prepend, input, append) if p is not None]
-        dtype = result_type(*parts)
-        out = cat([p if p.dtype == dtype else p.to(dtype) for p in parts], axis)
+    if edges:  # cat joins in PyTorch's result dtype
+        out = cat([p for p in (prepend, input, append) if p is not None], axis)
     later = (slice(None),) * axis + (slice(1, None),)
     earlier = (slice(None),) * axis + (slice(None, -1),)
     for _ in range(min(n, out.shape[axis])):  # past the length the result stays empty

@@ -26,6 +26,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.factory import _resolve_dtype
+from minigrad.ops._util import expect_flag, expect_tensor
 from minigrad.promotion import result_type
 from minigrad.tensor import Tensor
 
@@ -37,20 +38,9 @@ _NUMBER_TYPES = (bool, int, float, complex, np.bool_, np.number)
 # -- argument checks -----------------------------------------------------------------------------------------
 
 
-def _expect_tensor(value, fn: str, name: str) -> None:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
-
-
 def _expect_tensor_or_number(value, fn: str, name: str) -> None:
     if not isinstance(value, (Tensor, *_NUMBER_TYPES)):
         raise TypeError(f"{fn}(): argument '{name}' must be a Tensor or a number, got {type(value).__name__}")
-
-
-def _expect_bool(value, fn: str, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}(): argument '{name}' must be a bool, got {type(value).__name__}")
-    return bool(value)
 
 
 def _int_arg(value, fn: str, name: str) -> int:
@@ -97,9 +87,9 @@ def bincount(input, weights=None, minlength=0):  # noqa: A002  (PyTorch's names)
         RuntimeError: ``minlength`` is negative, ``input`` is not 1-D or holds a negative value,
             or ``weights`` is not 1-D of ``input``'s length.
     """
-    _expect_tensor(input, "bincount", "input")
+    expect_tensor(input, "bincount", "input")
     if weights is not None:
-        _expect_tensor(weights, "bincount", "weights")
+        expect_tensor(weights, "bincount", "weights")
     minlength = _int_arg(minlength, "bincount", "minlength")
     if input.dtype.kind not in "iu":
         raise NotImplementedError(f"bincount(): input must have an integer dtype, got {input.dtype}")
@@ -204,14 +194,14 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             dtype or values are wrong; ``sorted_sequence`` is 0-d; the leading dims differ.
         NotImplementedError: the common dtype is bool or complex.
     """
-    _expect_tensor(sorted_sequence, "searchsorted", "sorted_sequence")
+    expect_tensor(sorted_sequence, "searchsorted", "sorted_sequence")
     _expect_tensor_or_number(input, "searchsorted", "input")
-    out_int32 = _expect_bool(out_int32, "searchsorted", "out_int32")
-    right = _expect_bool(right, "searchsorted", "right")
+    out_int32 = expect_flag(out_int32, "searchsorted", "out_int32")
+    right = expect_flag(right, "searchsorted", "right")
     if side is not None and not isinstance(side, str):
         raise TypeError(f"searchsorted(): argument 'side' must be a str, got {type(side).__name__}")
     if sorter is not None:
-        _expect_tensor(sorter, "searchsorted", "sorter")
+        expect_tensor(sorter, "searchsorted", "sorter")
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
@@ -256,9 +246,9 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
         NotImplementedError: the common dtype is bool or complex.
     """
     _expect_tensor_or_number(input, "bucketize", "input")
-    _expect_tensor(boundaries, "bucketize", "boundaries")
-    out_int32 = _expect_bool(out_int32, "bucketize", "out_int32")
-    right = _expect_bool(right, "bucketize", "right")
+    expect_tensor(boundaries, "bucketize", "boundaries")
+    out_int32 = expect_flag(out_int32, "bucketize", "out_int32")
+    right = expect_flag(right, "bucketize", "right")
     if boundaries.ndim != 1:
         raise RuntimeError(
             f"bucketize(): boundaries must be 1-D, got shape {boundaries.shape}; for one row of boundaries per "
@@ -287,8 +277,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     _expect_tensor_or_number(test_elements, "isin", "test_elements")
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): elements and test_elements are both numbers; at least one must be a Tensor")
-    _expect_bool(assume_unique, "isin", "assume_unique")
-    invert = _expect_bool(invert, "isin", "invert")
+    expect_flag(assume_unique, "isin", "assume_unique")
+    invert = expect_flag(invert, "isin", "invert")
     for name, value in (("elements", elements), ("test_elements", test_elements)):
         if _dtype_of(value).kind in "bc":
             raise RuntimeError(
