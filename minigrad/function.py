@@ -394,8 +394,11 @@ class AccumulateGrad(Node):
         leaf). Otherwise ``.grad`` gets a copy, so that it never shares memory
         with the caller's tensors or with another leaf's gradient. The leaf's
         tensor hooks may keep the gradient they see, so after any hook it is
-        copied too. With ``create_graph`` the (recorded) gradient is stored as
-        it is; later gradients are summed out of place.
+        copied too. Later gradients are added into ``.grad`` in place, as
+        PyTorch does: ``.grad`` stays the same Tensor, and its version counter
+        counts the write. With ``create_graph`` the (recorded) gradient is
+        stored as it is and later gradients are summed out of place (a new,
+        recorded ``.grad``), as in PyTorch.
         """
         var = self._variable
         if var._hooks:
@@ -415,11 +418,22 @@ class AccumulateGrad(Node):
         old = var._grad
         if old is None:
             var._grad = grad if keep else _copy(grad)
-        else:
+        elif create_graph or not _writable(old.array):
             var._grad = add_gradients(old, grad, create_graph)
+        else:
+            # PyTorch's ``variable.grad += new_grad``: the same Tensor, its memory updated, so
+            # that a reference kept to ``.grad`` (``g = p.grad``) sees later passes, as in PyTorch.
+            old.array += grad.array
+            views.bump_version(old)
         if var._post_accumulate_hooks:
             for hook in var._post_accumulate_hooks:
                 hook(var)
+
+
+def _writable(array) -> bool:
+    """False for a read-only NumPy array (a broadcast view): ``.grad`` is then replaced by a sum, not updated."""
+    flags = array.flags
+    return getattr(flags, "writeable", True)  # CuPy's flags have no such field: its arrays are writable
 
 
 def _copy(grad):

@@ -61,6 +61,49 @@ def test_gradients_accumulate_across_backwards():
     np.testing.assert_allclose(x.grad.array, 2 * x.array + 3)
 
 
+def _accumulate_twice(lib, first, second, **backward):
+    """``.grad`` after one pass, the same leaf's ``.grad`` after a second, and the first's values now."""
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    first(x).sum().backward(**backward)
+    kept = x.grad
+    second(x).sum().backward(**backward)
+    return kept, x.grad
+
+
+def test_later_passes_add_into_the_same_grad_tensor_as_pytorch():
+    for lib in (mg, torch):
+        kept, grad = _accumulate_twice(lib, lambda x: x * 2, lambda x: x * 3)
+        assert kept is grad, lib.__name__
+        assert kept._version == 1, lib.__name__  # the in-place add is counted
+        np.testing.assert_array_equal(np.asarray(kept.tolist()), [5.0, 5.0])
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_create_graph_sums_into_a_new_recorded_grad_as_pytorch():
+    for lib in (mg, torch):
+        kept, grad = _accumulate_twice(lib, lambda x: x * x, lambda x: x * x, create_graph=True)
+        assert kept is not grad and grad.grad_fn is not None, lib.__name__
+        np.testing.assert_array_equal(np.asarray(kept.tolist()), [2.0, 4.0])  # the first pass's value, unchanged
+
+
+def test_a_graph_that_saved_grad_fails_after_accumulating_into_it():
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (x * 2).sum().backward()
+        uses_grad = (x.grad * x).sum()  # the product saves .grad for x's gradient
+        (x * 3).sum().backward()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            uses_grad.backward()
+
+
+def test_read_only_grad_is_replaced_by_the_sum():
+    # PyTorch refuses to add into an expanded .grad; minigrad, with no memory to add into, stores the sum anew.
+    x = leaf([1.0, 2.0])
+    x.grad = mg.tensor([1.0], dtype=mg.float64).expand(2)  # a broadcast view: no memory to add into
+    (x * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.array, [4.0, 4.0])
+
+
 def test_retain_graph_allows_second_backward():
     x = leaf([1.0, 2.0])
     y = (x * x).sum()
