@@ -13,7 +13,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test,mpi,examples,bench]"
+	$(PY) -m pip install --quiet -e ".[test,mpi,examples,bench,fast]"
 	touch $@
 
 # The main job: 2-rank DDP training on scikit-learn's bundled digits data.

@@ -338,7 +338,13 @@ def main(argv=None):
         return None
     extra = ["--quick"] if args.quick else []
     runs = [launch_ranks(__file__, "ranks", args.ranks, 29900 + n, extra) for n in range(1 if args.quick else 3)]
-    report = {"benchmark": "parallel", "ranks": args.ranks, "threads_per_rank": 1, **merge_runs(runs)}
+    from minigrad import blas  # noqa: PLC0415  (the driver imports no library at module level)
+
+    report = {
+        "benchmark": "parallel", "ranks": args.ranks, "threads_per_rank": 1,
+        "fused_gradient_accumulation": blas.fused(),  # each micro-batch's weight gradient added in its gemm
+        **merge_runs(runs),
+    }  # fmt: skip
     problems = loss_problems(report)
     if problems:
         raise SystemExit("bench_parallel: the sides do not compute the same thing:\n" + "\n".join(problems))

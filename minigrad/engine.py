@@ -34,7 +34,8 @@ nodes got only part of their gradients (FAST mode's failure case), and calls
 ``finish``. Its recv nodes find their backward pass through the context and
 ``current_task``.
 
-Gradient destinations (``set_grad_destination``, for DDP) live in
+Gradient destinations (memory offered for a leaf's gradient: a DDP bucket's
+slot through ``set_grad_destination``, or ``.grad`` to add into) live in
 ``minigrad.destinations``; the executor's part is one call there.
 """
 
@@ -146,9 +147,7 @@ class GraphTask:
         self.owned = set()
         self.dependencies = _count_dependencies(self.roots)
         self.needed = _nodes_leading_to(self.roots, capture) if capture is not None else None
-        self.offers_destinations = (
-            destinations.DestinationHandle.live > 0 and not create_graph and grad_map is None and capture is None
-        )
+        self.offers_destinations = not create_graph and grad_map is None and capture is None
         self._expected = None  # the counts of step 1, recounted when partial_nodes() first needs them
 
     # -- the interface of a pass (local and distributed) --------------------
@@ -296,7 +295,7 @@ class GraphTask:
         if node.num_outputs > 1 and any(g is None for g in grads):
             grads = _materialize_missing(node, grads)
         try:
-            if self.offers_destinations:
+            if self.offers_destinations and node.uses_grad_destinations:
                 result = destinations.run_backward(node, grads, self)
             else:
                 result = node.run_backward(grads, self.create_graph)

@@ -122,7 +122,8 @@ class FunctionNode(Node):
     _saved_inputs = None
     _saved_outputs = None
     _released = False
-    _grad_destinations = None  # {input index: array} around a backward (minigrad.destinations.run_backward)
+    _grad_destinations = None  # {input index: offer} around a backward (minigrad.destinations.run_backward)
+    uses_grad_destinations = False  # True where the backward computes into offered memory (minigrad.destinations)
     fresh_gradients = True  # every built-in op's backward; a user Function's may return tensors it keeps
 
     def forward(self, *arrays):
@@ -276,21 +277,6 @@ class FunctionNode(Node):
             saved[output_nr] = tensor.array
             self._output_counters[output_nr] = (views.counter_of(tensor), views.version_of(tensor))
 
-    def grad_destination(self, index: int, shape, dtype):
-        """An array offered for input ``index``'s gradient (``minigrad.destinations``), or None.
-
-        Only an offer of exactly ``shape`` and ``dtype`` is returned; a backward
-        that gets one may compute the gradient into it (``out=``) and return it
-        (``destinations.matmul_into`` and ``sum_into`` do).
-        """
-        offers = self._grad_destinations
-        if offers is None:
-            return None
-        array = offers.get(index)
-        if array is None or array.shape != tuple(shape) or array.dtype != dtype:
-            return None
-        return array
-
     # -- executor interface ----------------------------------------------
 
     def run_backward(self, grads, create_graph):
@@ -418,7 +404,9 @@ class AccumulateGrad(Node):
         old = var._grad
         if old is None:
             var._grad = grad if keep else _copy(grad)
-        elif create_graph or not _writable(old.array):
+        elif keep and grad is old:
+            views.bump_version(old)  # an op added this pass's gradient into .grad itself (minigrad.destinations)
+        elif create_graph or not can_add_into(old):
             var._grad = add_gradients(old, grad, create_graph)
         else:
             # PyTorch's ``variable.grad += new_grad``: the same Tensor, its memory updated, so
@@ -430,10 +418,13 @@ class AccumulateGrad(Node):
                 hook(var)
 
 
-def _writable(array) -> bool:
-    """False for a read-only NumPy array (a broadcast view): ``.grad`` is then replaced by a sum, not updated."""
-    flags = array.flags
-    return getattr(flags, "writeable", True)  # CuPy's flags have no such field: its arrays are writable
+def can_add_into(grad) -> bool:
+    """Whether a later gradient can be added into ``grad``, a leaf's ``.grad``, in place.
+
+    False for a read-only NumPy array (a broadcast view): such a ``.grad`` is
+    replaced by the sum instead.
+    """
+    return getattr(grad.array.flags, "writeable", True)  # CuPy's flags have no such field: its arrays are writable
 
 
 def _copy(grad):

@@ -46,6 +46,8 @@ def _constant(array) -> Tensor:
 class Linear(FunctionNode):
     """x @ weight.T + bias, x of shape (..., in), weight (out, in), bias (out,) or None"""
 
+    uses_grad_destinations = True
+
     def forward(self, x, weight, bias):
         self.retain_inputs((0, 1))
         out = x @ weight.T
@@ -55,7 +57,8 @@ class Linear(FunctionNode):
 
     def backward(self, g):
         # With the leading dimensions of g and x flattened (g2, x2): grad_w = g2^T x2, grad_b = sum of g2's rows.
-        # matmul_into / sum_into write them into memory offered for them, if any (minigrad.destinations).
+        # matmul_into / sum_into write them into memory offered for them, or add them into .grad
+        # (minigrad.destinations).
         x, weight = self.saved_inputs
         need_x, need_w, need_b = self.needs_input_grad
         g2 = _as_matrix(g)
