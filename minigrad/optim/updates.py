@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from minigrad import blas
+
 # Elements per chunk of an in-place update on the CPU: the scaled temporary (256 KiB in float32) stays in
 # cache, so a large update reads and writes memory once instead of twice (64 MiB: 17.6 -> 12.1 ms here).
 _UPDATE_CHUNK = 1 << 16
@@ -18,9 +20,14 @@ _UPDATE_CHUNK = 1 << 16
 def subtract_scaled_(xp, param, direction, scale, scratch) -> None:
     """``param -= scale * direction`` in place (same shape and dtype), computed as PyTorch's SGD does.
 
-    Large contiguous NumPy arrays are updated chunk by chunk; the result is
-    the same, element for element, as the one-shot update.
+    PyTorch's ``param.add_(direction, alpha=-scale)`` rounds once per element
+    (a fused multiply-add); so does BLAS's ``axpy`` (``blas.add_scaled``),
+    used when SciPy is installed. Otherwise large contiguous NumPy arrays are
+    updated chunk by chunk, with the result of the one-shot update (the
+    product rounded, then the difference).
     """
+    if blas.add_scaled(param, direction, -scale):
+        return
     if xp is np and param.size > _UPDATE_CHUNK and param.flags.c_contiguous and direction.flags.c_contiguous:
         flat_param, flat_direction = param.reshape(-1), direction.reshape(-1)
         chunk = np.empty(_UPDATE_CHUNK, dtype=param.dtype)

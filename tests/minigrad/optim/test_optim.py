@@ -365,16 +365,34 @@ def test_repr_lists_the_groups():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(7,), (256, 257), (3, 65537)])
-def test_chunked_update_equals_one_shot_update(dtype, shape):
-    """Large parameters are updated chunk by chunk (cache-friendly): same numbers as one pass."""
+def test_chunked_update_equals_one_shot_update(dtype, shape, monkeypatch):
+    """Without BLAS, large parameters are updated chunk by chunk (cache-friendly): same numbers as one pass."""
+    from minigrad import blas
     from minigrad.optim.optimizer import _Scratch, subtract_scaled_
 
+    monkeypatch.setattr(blas, "_routines", {})  # as without SciPy
     rng = np.random.default_rng(1)
     param = rng.standard_normal(shape).astype(dtype)
     direction = rng.standard_normal(shape).astype(dtype)
     expected = param - direction * dtype(0.037)
     subtract_scaled_(np, param, direction, 0.037, _Scratch())
     np.testing.assert_array_equal(param, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_update_rounds_once_as_pytorch_add_with_alpha(dtype):
+    """With SciPy, ``param -= lr * grad`` is BLAS's axpy: one rounding per element, as ``add_(alpha=-lr)``."""
+    pytest.importorskip("scipy")
+    from minigrad.optim.optimizer import _Scratch, subtract_scaled_
+
+    rng = np.random.default_rng(3)
+    param, direction = rng.standard_normal((2, 100_003)).astype(dtype)
+    expected = torch.from_numpy(param.copy()).add_(torch.from_numpy(direction), alpha=-0.037).numpy()
+    rounded_twice = param - direction * dtype(0.037)
+    subtract_scaled_(np, param, direction, 0.037, _Scratch())
+    np.testing.assert_array_almost_equal_nulp(param, expected, nulp=1)
+    assert (param != expected).mean() < 1e-3, "rounded once per element, as PyTorch"
+    assert (rounded_twice != expected).mean() > 1e-2, "(rounding twice would differ in many elements)"
 
 
 def test_chunked_update_handles_non_contiguous_direction():
