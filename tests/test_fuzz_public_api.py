@@ -1304,11 +1304,12 @@ def table_tests(cases, known_bugs, known_fuzz_bugs):
 def test_the_table_covers_the_public_api():
     """Every public factory and function of ``minigrad``, every F function and the newer layers,
     optimizers, schedulers and data utilities have a case (in this table, its second half or its third part)."""
+    from tests.test_fuzz_public_api_added import ADDED_CASES  # noqa: PLC0415  (and the topic parts)
     from tests.test_fuzz_public_api_more import COVERED_NAMES, MORE_CASES  # noqa: PLC0415  (it imports this file)
     from tests.test_fuzz_public_api_new import NEW_CASES  # noqa: PLC0415  (so does the third part)
 
     # "mg.remainder(integers)" covers mg.remainder
-    covered = {c.name.split("(")[0] for c in CASES + MORE_CASES + NEW_CASES}
+    covered = {c.name.split("(")[0] for c in CASES + MORE_CASES + NEW_CASES + list(ADDED_CASES)}
     names = [
         "zeros",
         "ones",
