@@ -20,13 +20,31 @@ from minigrad.ops._util import expect_tensor, normalize_axis
 from minigrad.ops.elementwise import where
 from minigrad.tensor import Tensor, resolve_numeric_dtype
 
+# PyTorch's CPU scans carry the running value in a wider type (its accumulate type) and round each
+# output once: float32 in float64, float16 in float32. Accumulating in float32 instead drifts by an ulp
+# or more at most positions of a long scan.
+_CPU_ACCUMULATOR = {
+    np.dtype(np.float16): np.float32,
+    np.dtype(np.float32): np.float64,
+    np.dtype(np.complex64): np.complex128,
+}
+
 
 def _accumulate(xp, ufunc_name: str, a, axis: int, reverse: bool, dtype):
-    """``xp.cumsum``/``xp.cumprod`` of ``a`` along ``axis``; with ``reverse``, from the end backwards."""
+    """``xp.cumsum``/``xp.cumprod`` of ``a`` along ``axis``; with ``reverse``, from the end backwards.
+
+    On the CPU a float16/float32/complex64 result is accumulated in the next wider type and rounded
+    once, as PyTorch's CPU kernels do (CuPy, like PyTorch on CUDA, accumulates in the result's type).
+    """
     scan = getattr(xp, ufunc_name)
-    if not reverse:
-        return scan(a, axis=axis, dtype=dtype)
-    return xp.flip(scan(xp.flip(a, axis), axis=axis, dtype=dtype), axis)
+    result_dtype = a.dtype if dtype is None else np.dtype(dtype)
+    wide = _CPU_ACCUMULATOR.get(result_dtype) if xp is np else None
+    if reverse:
+        a = xp.flip(a, axis)
+    result = scan(a, axis=axis, dtype=wide or dtype)
+    if wide is not None:
+        result = result.astype(result_dtype)
+    return xp.flip(result, axis) if reverse else result
 
 
 class _Scan(FunctionNode):
@@ -83,7 +101,7 @@ class Cumprod(_Scan):
         self.retain_inputs((0,))
         self.retain_outputs((0,))
         self.in_dtype = a.dtype
-        return self.xp.cumprod(a, axis=self.axis, dtype=self.dtype)
+        return _accumulate(self.xp, "cumprod", a, self.axis, False, self.dtype)
 
     def backward(self, g):
         (x,) = self.saved_inputs

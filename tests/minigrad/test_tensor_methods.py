@@ -400,6 +400,23 @@ def test_scans_match_torch(name, data):
     check(program, x)
 
 
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_long_scans_round_once_as_pytorch_cpu(name, dtype):
+    """PyTorch's CPU scans accumulate float32 in float64 (float16 in float32): the same bits, not a drift."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4000)).astype(dtype)
+    if name == "cumprod":
+        x = (1 + x * 1e-3).astype(dtype)
+    for dim in (1, 0):
+        expected = getattr(torch, name)(torch.from_numpy(x), dim).numpy()
+        np.testing.assert_array_equal(getattr(mg, name)(mg.tensor(x), dim).array, expected)
+    t, m = torch.from_numpy(x).requires_grad_(), mg.tensor(x, requires_grad=True)
+    getattr(t, name)(1).sum().backward()
+    getattr(m, name)(1).sum().backward()
+    np.testing.assert_array_equal(m.grad.array, t.grad.numpy())
+
+
 # -- sorting ------------------------------------------------------------------------------------------------
 
 
