@@ -1477,6 +1477,34 @@ class Tensor:
         """The diagonal of ``dim1`` and ``dim2`` as a view (moved last); see ``mg.diagonal``."""
         return _ops_structure.diagonal(self, offset, dim1, dim2)
 
+    def tensor_split(self, indices_or_sections, dim=0):
+        """Views along ``dim``: ``n`` near-equal parts, or cut before each listed index; see ``mg.tensor_split``."""
+        return _ops_splitting.tensor_split(self, indices_or_sections, dim)
+
+    def hsplit(self, *indices_or_sections):
+        """``tensor_split`` along dim 1 (dim 0 for 1-D); ``t.hsplit(1, 4)`` is ``t.hsplit([1, 4])``."""
+        return _ops_splitting.hsplit(self, _ops_splitting.method_arguments(indices_or_sections))
+
+    def vsplit(self, *indices_or_sections):
+        """``tensor_split`` along dim 0 (at least 2-D); see ``mg.vsplit``."""
+        return _ops_splitting.vsplit(self, _ops_splitting.method_arguments(indices_or_sections))
+
+    def dsplit(self, *indices_or_sections):
+        """``tensor_split`` along dim 2 (at least 3-D); see ``mg.dsplit``."""
+        return _ops_splitting.dsplit(self, _ops_splitting.method_arguments(indices_or_sections))
+
+    def take_along_dim(self, indices, dim=None):
+        """The elements ``indices`` picks along ``dim`` (None: of the flattened tensor); see ``mg.take_along_dim``."""
+        return _ops_take_along.take_along_dim(self, indices, dim)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        """Matrices with this tensor's last dim on their ``offset`` diagonal; see ``mg.diag_embed``."""
+        return _ops_diagonal_forms.diag_embed(self, offset, dim1, dim2)
+
+    def diagflat(self, offset=0):
+        """A 2-D matrix with the flattened tensor on its ``offset`` diagonal; see ``mg.diagflat``."""
+        return _ops_diagonal_forms.diagflat(self, offset)
+
     def is_floating_point(self) -> bool:
         """True for float16/float32/float64 tensors (complex ones are not floating point, as in PyTorch)."""
         return self.array.dtype.kind == "f"
@@ -1689,6 +1717,7 @@ from minigrad import legacy_tensors as _legacy  # noqa: E402
 from minigrad import views as _views  # noqa: E402
 from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
 from minigrad.ops import cumulative as _ops_cumulative  # noqa: E402
+from minigrad.ops import diagonal_forms as _ops_diagonal_forms  # noqa: E402
 from minigrad.ops import differences as _ops_differences  # noqa: E402
 from minigrad.ops import elementwise as _ops_ew  # noqa: E402
 from minigrad.ops import gather as _ops_gather  # noqa: E402
@@ -1699,6 +1728,8 @@ from minigrad.ops import reduce as _ops_reduce  # noqa: E402
 from minigrad.ops import scan as _ops_scan  # noqa: E402
 from minigrad.ops import shape as _ops_shape  # noqa: E402
 from minigrad.ops import sorting as _ops_sorting  # noqa: E402
+from minigrad.ops import splitting as _ops_splitting  # noqa: E402
 from minigrad.ops import structure as _ops_structure  # noqa: E402
+from minigrad.ops import take_along as _ops_take_along  # noqa: E402
 from minigrad.ops._util import expect_flag as _expect_flag  # noqa: E402
 from minigrad.ops._util import normalize_axis as _normalize_axis  # noqa: E402

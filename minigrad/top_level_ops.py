@@ -10,11 +10,14 @@ take Tensors: anything else raises TypeError naming the function.
 from __future__ import annotations
 
 from minigrad import math_forms
+from minigrad.nn.channel_shuffle import channel_shuffle
 from minigrad.ops import elementwise, linalg
 from minigrad.ops import math as _math
 from minigrad.ops import shape as _shape
 from minigrad.ops._util import expect_tensor
+from minigrad.ops.assembly import atleast_1d, atleast_2d, atleast_3d, cartesian_prod, combinations, row_stack, vander
 from minigrad.ops.cumulative import cummax, cummin, logcumsumexp
+from minigrad.ops.diagonal_forms import block_diag, diag_embed, diagflat
 from minigrad.ops.differences import diff
 from minigrad.ops.einsum import einsum
 from minigrad.ops.elementwise import clamp, where
@@ -55,7 +58,9 @@ from minigrad.ops.scan import cumprod, cumsum
 from minigrad.ops.searching import bincount, bucketize, isin, searchsorted, tril_indices, triu_indices
 from minigrad.ops.shape import cat, stack
 from minigrad.ops.sorting import argsort, kthvalue, sort, topk
+from minigrad.ops.splitting import dsplit, hsplit, tensor_split, vsplit
 from minigrad.ops.structure import chunk, diagonal, flip, roll, split, tile, tril, triu, unbind, unflatten
+from minigrad.ops.take_along import take_along_dim
 from minigrad.tensor import Tensor
 
 __all__ = [
@@ -78,6 +83,12 @@ __all__ = [
     "bincount", "searchsorted", "bucketize", "isin", "tril_indices", "triu_indices",
     # scans beside cumsum/cumprod (ops/cumulative.py), differences (ops/differences.py), ops/math.py
     "cummax", "cummin", "logcumsumexp", "diff", "logit", "erfc",
+    # splitting, gathering along a dim, diagonals and assembling: minigrad/ops/{splitting,take_along,
+    # diagonal_forms,assembly}.py
+    "tensor_split", "hsplit", "vsplit", "dsplit", "take_along_dim", "diag_embed", "diagflat", "block_diag",
+    "atleast_1d", "atleast_2d", "atleast_3d", "row_stack", "cartesian_prod", "combinations", "vander",
+    # torch.channel_shuffle (minigrad/nn/channel_shuffle.py)
+    "channel_shuffle",
 ]
 
 

@@ -7,13 +7,18 @@ are built on ``minigrad.nn.functional`` (``import minigrad.nn.functional as F``)
 
 from minigrad.nn import functional, init, utils
 from minigrad.nn.activation import ELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU6, SiLU, Softmax, Softmin, Unflatten
+from minigrad.nn.alpha_dropout import AlphaDropout, FeatureAlphaDropout
 from minigrad.nn.attention import MultiheadAttention
+from minigrad.nn.bilinear import Bilinear
 from minigrad.nn.buffer import Buffer
 from minigrad.nn.channel_activations import GLU, PReLU, Softmax2d
+from minigrad.nn.channel_shuffle import ChannelShuffle
 from minigrad.nn.containers import ModuleDict, ParameterDict, ParameterList
-from minigrad.nn.conv import Conv1d, ConvTranspose1d, ConvTranspose2d
+from minigrad.nn.conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from minigrad.nn.distance import CosineSimilarity, PairwiseDistance
 from minigrad.nn.embedding_bag import EmbeddingBag
+from minigrad.nn.embedding_losses import HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss
+from minigrad.nn.fold import Fold, Unfold
 from minigrad.nn.group_norm import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from minigrad.nn.layers import (
     GELU,
@@ -30,10 +35,13 @@ from minigrad.nn.layers import (
     Sigmoid,
     Tanh,
 )
+from minigrad.nn.local_response_norm import LocalResponseNorm
 from minigrad.nn.loss import CrossEntropyLoss, MSELoss, NLLLoss
+from minigrad.nn.lp_pooling import LPPool1d, LPPool2d
 from minigrad.nn.margin_losses import CosineEmbeddingLoss, MarginRankingLoss, SoftMarginLoss
 from minigrad.nn.module import Module
-from minigrad.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, Dropout1d, Dropout2d
+from minigrad.nn.multiclass_losses import MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss
+from minigrad.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, Dropout1d, Dropout2d, Dropout3d
 from minigrad.nn.padding import (
     CircularPad1d,
     CircularPad2d,
@@ -76,11 +84,15 @@ from minigrad.nn.pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from minigrad.nn.pooling3d import AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d
 from minigrad.nn.probability_losses import BCELoss, BCEWithLogitsLoss, KLDivLoss
 from minigrad.nn.regression_losses import GaussianNLLLoss, HuberLoss, L1Loss, PoissonNLLLoss, SmoothL1Loss
+from minigrad.nn.rms_norm import RMSNorm
 from minigrad.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from minigrad.nn.rrelu import RReLU
 from minigrad.nn.transformer import TransformerEncoder, TransformerEncoderLayer
 from minigrad.nn.transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
+from minigrad.nn.unpooling import MaxUnpool1d, MaxUnpool2d
 from minigrad.nn.upsampling import (
     PixelShuffle,
     PixelUnshuffle,
@@ -112,6 +124,12 @@ __all__ += ["GLU", "PReLU", "Softmax2d", "CELU", "SELU", "Hardshrink", "Hardsigm
             "Mish", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
 __all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+__all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool1d",
+            "LPPool2d", "MaxUnpool1d", "MaxUnpool2d"]
+__all__ += ["RMSNorm", "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout", "Dropout3d"]
+__all__ += ["TripletMarginLoss", "TripletMarginWithDistanceLoss", "HingeEmbeddingLoss", "MultiMarginLoss",
+            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss"]
+__all__ += ["Bilinear", "Fold", "Unfold", "ChannelShuffle", "RReLU"]
 
 
 def __getattr__(name):

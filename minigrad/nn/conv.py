@@ -1,7 +1,16 @@
-"""1-D convolution and transposed convolutions: ``F.conv1d``, ``F.conv_transpose1d``, ``F.conv_transpose2d``
-and the modules ``Conv1d``, ``ConvTranspose1d``, ``ConvTranspose2d``.
+"""1-D and 3-D convolutions and transposed convolutions: ``F.conv1d``, ``F.conv3d``, ``F.conv_transpose1d``,
+``F.conv_transpose2d``, ``F.conv_transpose3d`` and the modules ``Conv1d``, ``Conv3d``, ``ConvTranspose1d``,
+``ConvTranspose2d``, ``ConvTranspose3d``.
 
 ``conv1d`` is ``conv2d`` over images one row high (``minigrad.ops.nn.Conv2d``).
+``conv3d`` is one ``conv2d`` too: ``Unfold`` along the depth (the depth seen as
+the width of an image one row high) gives, for every output depth, the
+``kd`` input slices its kernel meets, stacked beside the channels; those
+become the channels of a batch of N * D_out images, convolved in 2-D with the
+weight reshaped to (C_out, C_in / groups * kd, kh, kw).
+``conv_transpose3d`` runs the other way: a 2-D transposed convolution of every
+input depth slice, with the kernel's depth offsets as extra output channels,
+and ``Fold`` along the depth adds each offset's result ``stride`` apart.
 
 A transposed convolution is the gradient of a convolution with respect to
 its input: every input value scatters a copy of the kernel, scaled by it,
@@ -30,7 +39,8 @@ from minigrad.ops import nn as nn_ops
 from minigrad.ops.padding import ConstantPad
 from minigrad.tensor import Tensor
 
-__all__ = ["conv1d", "conv_transpose1d", "conv_transpose2d", "Conv1d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "Conv1d", "Conv3d",
+           "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -42,14 +52,20 @@ def _is_int(value) -> bool:
 def _ntuple(fn: str, name: str, value, count: int, minimum: int) -> tuple:
     """An int or a sequence of ``count`` ints as a tuple of ``count`` ints, each at least ``minimum``.
 
+    A sequence of one int stands for ``count`` copies of it, as in PyTorch.
+
     Raises:
-        TypeError: not an int or a sequence of ``count`` ints.
-        RuntimeError: an entry below ``minimum``.
+        TypeError: not an int or a sequence of ints.
+        RuntimeError: a sequence of another length than 1 or ``count``, or an entry below ``minimum``.
     """
     values = (value,) * count if _is_int(value) else value
-    if not isinstance(values, (tuple, list)) or len(values) != count or not all(map(_is_int, values)):
+    if not isinstance(values, (tuple, list)) or not all(map(_is_int, values)):
         kind = "an int" if count == 1 else f"an int or a tuple of {count} ints"
         raise TypeError(f"{fn}(): {name} must be {kind}, got {value!r}")
+    if len(values) == 1:
+        values = tuple(values) * count
+    if len(values) != count:
+        raise RuntimeError(f"{fn}(): expected {name} to be a single int or a list of {count} ints, got {value!r}")
     if min(values) < minimum:
         raise RuntimeError(f"{fn}(): {name} must be at least {minimum}, got {value!r}")
     return tuple(int(v) for v in values)
@@ -79,6 +95,8 @@ def _check_tensors(fn, input, weight, bias, dims):  # noqa: A002
             )
         if value.device != input.device:
             raise RuntimeError(f"{fn}(): input is on {input.device} but {name} is on {value.device}")
+    if input.dtype.kind == "b":  # PyTorch has no bool convolution kernel
+        raise NotImplementedError(f"{fn}(): not implemented for dtype bool; convert the input to a float dtype")
     if input.dtype.kind not in "fc":
         raise RuntimeError(f"{fn}(): expected a floating point input, got dtype {input.dtype}")
     if min(weight.shape[2:]) < 1:  # else a kernel of no elements gives zeros (PyTorch's type)
@@ -151,6 +169,106 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(-2)
 
 
+# -- conv3d -----------------------------------------------------------------------------------------
+
+
+def _check_channels(input, weight, groups) -> None:  # noqa: A002
+    """The input's channels are the weight's second dimension times ``groups``, which divides the outputs."""
+    dims = weight.ndim - 2
+    channels, out_channels = input.shape[-dims - 1], weight.shape[0]
+    if channels != weight.shape[1] * groups or out_channels % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} to have "
+            f"{weight.shape[1] * groups} channels, but got {channels} channels instead"
+            + ("" if out_channels % groups == 0 else f" (and {out_channels} output channels not divisible by groups)")
+        )
+
+
+def _same_or_explicit(fn, padding, kernel, stride, dilation, dims) -> tuple:
+    """``padding`` (int, tuple, 'valid' or 'same') as (before, after) pairs, one per spatial dimension.
+
+    'same' puts the odd one out at the end, as PyTorch does.
+    """
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise RuntimeError(f"{fn}(): invalid padding string {padding!r}, should be one of 'valid', 'same'")
+        if padding == "valid":
+            return ((0, 0),) * dims
+        if any(s != 1 for s in stride):
+            raise RuntimeError(f"{fn}(): padding='same' is not supported for strided convolutions ({stride=})")
+        return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+    return tuple((p, p) for p in _ntuple(fn, "padding", padding, dims, 0))
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002  (PyTorch's names)
+    """3-D convolution (cross-correlation) over a batch of volumes.
+
+    Args:
+        input: Tensor (N, C_in, D, H, W), or (C_in, D, H, W) for one volume.
+        weight: Tensor (C_out, C_in / groups, kd, kh, kw).
+        bias: optional Tensor (C_out,).
+        stride, dilation: an int or a 3-tuple (a 1-tuple stands for three), at least 1.
+        padding: an int or 3-tuple of zeros added on both sides, ``"valid"``
+            (none) or ``"same"`` (output size = input size; stride must be 1).
+        groups: split the channels into this many independent convolutions.
+
+    Returns:
+        Tensor (N, C_out, D_out, H_out, W_out) (or without N), each size
+        (size + 2 * padding - dilation * (k - 1) - 1) // stride + 1.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        RuntimeError: wrong ranks, dtypes or devices; channels that do not fit
+            the weight and groups (names both shapes); a bias of the wrong
+            size; a tuple of another length than 1 or 3; a stride or dilation
+            below 1, a negative padding; a kernel larger than the padded
+            input; an empty volume; an invalid padding string, or ``"same"``
+            with a stride (PyTorch's types).
+    """
+    fn = "conv3d"
+    _check_tensors(fn, input, weight, bias, 3)
+    groups = _check_groups(fn, groups)
+    stride = _ntuple(fn, "stride", stride, 3, 1)
+    dilation = _ntuple(fn, "dilation", dilation, 3, 1)
+    kernel = weight.shape[2:]
+    pads = _same_or_explicit(fn, padding, kernel, stride, dilation, 3)
+    _check_channels(input, weight, groups)
+    out_channels = weight.shape[0]
+    if bias is not None and bias.shape != (out_channels,):
+        raise RuntimeError(f"{fn}(): bias must have shape ({out_channels},), got {list(bias.shape)}")
+    if 0 in input.shape[-3:]:
+        raise RuntimeError(f"{fn}(): only inputs with an empty batch are supported, got shape {list(input.shape)}")
+    padded = [n + a + b for n, (a, b) in zip(input.shape[-3:], pads)]
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(p < k for p, k in zip(padded, spans)):
+        raise RuntimeError(
+            f"{fn}(): calculated padded input size per channel: {tuple(padded)}. Kernel size: {tuple(spans)}. "
+            "Kernel size can't be greater than actual input size"
+        )
+    batched = input.ndim == 5
+    x = input if batched else input.unsqueeze(0)
+    out = _conv3d(x, weight, bias, stride, pads, dilation, groups)
+    return out if batched else out.squeeze(0)
+
+
+def _conv3d(x, weight, bias, stride, pads, dilation, groups):
+    """x (N, C, D, H, W), weight (O, C / groups, kd, kh, kw), checked; pads (before, after) per dimension."""
+    n, c, d, h, w = x.shape
+    out_channels, per_group, kd, kh, kw = weight.shape
+    d_out = nn_ops.conv_output_size(d, kd, stride[0], sum(pads[0]), dilation[0])
+    # The depth slices under every kernel depth offset: depth as the width of an image one row high,
+    # (N, C*H*W, 1, D) -> (N, C*H*W*kd, D_out), entry (c, h, w, i) at output depth z reading depth
+    # z * stride + i * dilation - pad.
+    rows = x.permute(0, 1, 3, 4, 2).reshape(n, c * h * w, 1, d)
+    cols = nn_ops.Unfold((1, kd), (1, stride[0]), (0, 0, *pads[0]), (1, dilation[0]))(rows)
+    # (N, C, H, W, kd, D_out) -> (N * D_out, C * kd, H, W): the kd slices become channels, group by group.
+    images = cols.reshape(n, c, h, w, kd, d_out).permute(0, 5, 1, 4, 2, 3).reshape(n * d_out, c * kd, h, w)
+    flat_weight = weight.reshape(out_channels, per_group * kd, kh, kw)
+    conv = nn_ops.Conv2d(tuple(stride[1:]), (*pads[1], *pads[2]), tuple(dilation[1:]), groups)
+    out = conv(images, flat_weight, bias)  # (N * D_out, O, H_out, W_out)
+    return out.reshape(n, d_out, *out.shape[1:]).permute(0, 2, 1, 3, 4)
+
+
 # -- transposed convolutions ------------------------------------------------------------------------
 
 
@@ -166,7 +284,7 @@ def _transpose_output_size(fn, size, kernel, stride, padding, output_padding, di
 
 
 def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_padding, groups, dilation):  # noqa: A002
-    """Validate, then the transposed convolution over ``dims`` (1 or 2) spatial dimensions."""
+    """Validate, then the transposed convolution over ``dims`` (1, 2 or 3) spatial dimensions."""
     _check_tensors(fn, input, weight, bias, dims)
     groups = _check_groups(fn, groups)
     stride = _ntuple(fn, "stride", stride, dims, 1)
@@ -193,6 +311,9 @@ def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_paddi
     out_size = _transpose_output_size(fn, input.shape[-dims:], kernel, stride, padding, output_padding, dilation)
     batched = input.ndim == dims + 2
     x = input if batched else input.unsqueeze(0)
+    if dims == 3:
+        out = _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups, dilation, out_size)
+        return out if batched else out.squeeze(0)
     if dims == 1:  # rows one high
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         kernel, out_size = (1, *kernel), (1, *out_size)
@@ -229,6 +350,35 @@ def _conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, 
         out = ConstantPad(((0, 0), (0, 0), (0, extra[0]), (0, extra[1])), 0)(out)
     if bias is not None:
         out = out + bias.reshape(1, -1, 1, 1)
+    return out
+
+
+def _conv_transpose3d(x, weight, bias, stride, padding, output_padding, groups, dilation, out_size):
+    """x (N, C_in, D, H, W), weight (C_in, C_out / groups, kd, kh, kw), checked -> (N, C_out, *out_size).
+
+    Every input depth slice is transposed-convolved in 2-D with the kernel's depth offsets as extra output
+    channels; ``Fold`` along the depth then adds offset i of input depth j into output depth
+    j * stride + i * dilation, cutting ``padding`` and giving back ``output_padding`` as the 2-D case does.
+    """
+    n, c_in, d, h, w = x.shape
+    _, out_per_group, kd, kh, kw = weight.shape
+    slices = x.permute(0, 2, 1, 3, 4).reshape(n * d, c_in, h, w)
+    flat_weight = weight.reshape(c_in, out_per_group * kd, kh, kw)  # output channel (o, i), group by group
+    planes = _conv_transpose2d(slices, flat_weight, None, stride[1:], padding[1:], output_padding[1:], groups,
+                               dilation[1:], out_size[1:])  # (N * D, C_out * kd, H_out, W_out)
+    c_out, (h_out, w_out) = out_per_group * groups, out_size[1:]
+    # (N, D, C_out, kd, H_out, W_out) -> (N, C_out*H_out*W_out*kd, D): Fold's columns along a row one high.
+    cols = planes.reshape(n, d, c_out, kd, h_out, w_out).permute(0, 2, 4, 5, 3, 1)
+    cols = cols.reshape(n, c_out * h_out * w_out * kd, d)
+    p, o = padding[0], output_padding[0]
+    extra = max(o - p, 0)
+    depth = nn_ops.Fold((1, out_size[0] - extra), (1, kd), (1, stride[0]), (0, 0, p, max(p - o, 0)),
+                        (1, dilation[0]))(cols)  # (N, C_out*H_out*W_out, 1, D_out - extra)
+    if extra:
+        depth = ConstantPad(((0, 0), (0, 0), (0, 0), (0, extra)), 0)(depth)
+    out = depth.reshape(n, c_out, h_out, w_out, out_size[0]).permute(0, 1, 4, 2, 3)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1, 1)
     return out
 
 
@@ -284,6 +434,31 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         TypeError, RuntimeError: as ``conv_transpose1d``, for each spatial dimension.
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    """3-D transposed convolution (the gradient of ``conv3d`` with respect to its input).
+
+    Args:
+        input: Tensor (N, C_in, D, H, W), or (C_in, D, H, W).
+        weight: Tensor (C_in, C_out / groups, kd, kh, kw).
+        bias: optional Tensor (C_out,).
+        stride, dilation: an int or 3-tuple, at least 1.
+        padding: an int or 3-tuple: positions cut from both ends of each output dimension.
+        output_padding: an int or 3-tuple added at the end of each output
+            dimension (each below the stride or the dilation).
+        groups: split the channels into this many independent convolutions.
+
+    Returns:
+        Tensor (N, C_out, D_out, H_out, W_out) (or without N), each size
+        (size - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1.
+
+    Raises:
+        TypeError, RuntimeError: as ``conv_transpose1d``, for each spatial dimension.
+    """
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)
 
 
@@ -443,6 +618,41 @@ class Conv1d(_ConvNd):
         return conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over an input (N, C_in, D, H, W) or (C_in, D, H, W): see ``F.conv3d``.
+
+    Args:
+        in_channels, out_channels: channels of input and output.
+        kernel_size, stride, dilation: an int or a 3-tuple.
+        padding: an int or 3-tuple, ``"valid"`` or ``"same"`` (stride 1 only).
+        groups: split the channels into this many independent convolutions
+            (both channel counts divisible by it).
+        bias: learn a per-output-channel bias (default True).
+        padding_mode: ``"zeros"`` (default), ``"reflect"``, ``"replicate"``
+            or ``"circular"``: how the input is padded.
+
+    ``weight`` (out_channels, in_channels / groups, kd, kh, kw) and ``bias``
+    (out_channels,) are initialized like PyTorch's.
+
+    Raises:
+        ValueError, RuntimeError, TypeError: as ``Conv1d`` (with 3-tuples where it takes 1-tuples).
+    """
+
+    _dims = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 0, device, dtype)
+
+    def forward(self, input):  # noqa: A002
+        """Convolve ``input`` (N, C_in, D, H, W) into (N, C_out, D_out, H_out, W_out)."""
+        if self.padding_mode != "zeros":
+            padded = _pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
+            return conv3d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
 class _ConvTransposeNd(_ConvNd):
     """Shared constructor (PyTorch's ``ConvTranspose*d`` signature), forward and ``output_size`` handling."""
 
@@ -538,3 +748,24 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _dims = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over an input (N, C_in, D, H, W) or (C_in, D, H, W): see ``F.conv_transpose3d``.
+
+    Args:
+        in_channels, out_channels: channels of input and output.
+        kernel_size, stride, padding, output_padding, dilation: an int or a 3-tuple.
+        groups: split the channels into this many independent convolutions.
+        bias: learn a per-output-channel bias (default True).
+        padding_mode: only ``"zeros"``, as in PyTorch.
+
+    ``weight`` is (in_channels, out_channels / groups, kd, kh, kw); it and
+    ``bias`` are initialized like PyTorch's. ``forward(input, output_size=None)``:
+    ``output_size`` picks the output padding that gives that size.
+
+    Raises:
+        ValueError, RuntimeError, TypeError: as ``ConvTranspose1d`` (with 3-tuples where it takes 1-tuples).
+    """
+
+    _dims = 3

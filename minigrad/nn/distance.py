@@ -1,11 +1,13 @@
 """Vector norms along a dimension and what is built on them: ``normalize``, ``cosine_similarity``,
-``pairwise_distance`` and the modules ``CosineSimilarity`` and ``PairwiseDistance``.
+``pairwise_distance``, ``pdist`` and the modules ``CosineSimilarity`` and ``PairwiseDistance``.
 
 Names, signatures, defaults, values, gradients and error types mirror
 PyTorch's. Everything is a composition of registered ops. The p-norm is
 taken so that its gradient at a zero vector is 0 (as PyTorch's is) instead
 of the 0 * inf = NaN a plain ``sum(|x|**p) ** (1/p)`` would give; the
 infinity norm shares its gradient evenly among tied maxima, as PyTorch's does.
+``pdist`` follows PyTorch's own pdist gradient instead: every tied maximum
+gets the whole gradient, and a zero difference gets none for any p.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 
 import numpy as np
 
+from minigrad import backend
 from minigrad.grad_mode import _state as _grad_state
 from minigrad.nn.loss_utils import broadcast_shape, expect_number, expect_same_device, mask
 from minigrad.nn.module import Module
@@ -21,7 +24,7 @@ from minigrad.ops import elementwise
 from minigrad.promotion import promote_types
 from minigrad.tensor import Tensor
 
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "CosineSimilarity", "PairwiseDistance"]
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "CosineSimilarity", "PairwiseDistance"]
 
 
 def _expect_tensor(fn: str, name: str, x) -> None:
@@ -61,10 +64,10 @@ def vector_norm(x: Tensor, p: float, dim: int, keepdim: bool = False) -> Tensor:
             count.astype(x.dtype), False, None, 0)
     powered = x * x if p == 2 else magnitude ** p
     total = powered.sum(dim, keepdim=keepdim)
-    positive = mask(total.array > 0)
-    safe = elementwise.where(positive, total, 1.0)  # the root is not differentiated at 0 (infinite slope)
+    zero = mask(total.array == 0)  # not ``total <= 0``: a NaN total must give a NaN norm, as in PyTorch
+    safe = elementwise.where(zero, 1.0, total)  # the root is not differentiated at 0 (infinite slope)
     root = safe.sqrt() if p == 2 else safe ** (1.0 / p)
-    return elementwise.where(positive, root, 0.0 if p > 0 else math.inf)
+    return elementwise.where(zero, 0.0 if p > 0 else math.inf, root)
 
 
 def _expect_p(fn: str, p) -> float:
@@ -173,6 +176,85 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
         diff = diff.reshape(1)
         return vector_norm(diff, p, 0, keepdim=keepdim)
     return vector_norm(diff, p, diff.ndim - 1, keepdim=keepdim)
+
+
+def _pdist_p(p) -> float:
+    """pdist's ``p`` as a float: a real number (a bool counts as 0 or 1, as in PyTorch), else TypeError."""
+    if isinstance(p, (bool, np.bool_)):
+        return float(p)
+    if not isinstance(p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"pdist(): argument 'p' must be a number (float), got {type(p).__name__}")
+    return float(p)
+
+
+def _row_norms(diff: Tensor, p: float) -> Tensor:
+    """The p-norm of each row of ``diff`` (P, M) with pdist's gradient (PyTorch's ``_pdist_backward``).
+
+    p = 0 counts the nonzero entries (in the graph, gradient 0); p = inf is the
+    largest absolute entry, and each entry tied with it gets the row's whole
+    gradient; otherwise (sum |d|^p)^(1/p), whose gradient is 0 at a zero row
+    and at each zero entry (for p < 1 too, where the plain formula gives NaN).
+    NaN entries make the distance NaN for every p.
+    """
+    xp = backend.get_array_module(diff.array)
+    magnitude = diff.abs()
+    values = magnitude.detach().array
+    if p == 0:
+        count = Tensor._make(xp.minimum(xp.ceil(values), 1).sum(axis=1), False, None, 0)  # NaN stays NaN
+        if not diff.requires_grad:
+            return count
+        return elementwise.where(mask(xp.ones(count.shape, dtype=bool)), count, diff.sum(1))
+    if math.isinf(p):
+        if diff.shape[1] == 0:
+            return magnitude.sum(1)  # zeros: the largest of no entries is 0 here, as in PyTorch
+        largest = values.max(axis=1, keepdims=True)  # NaN propagates
+        # Value: the maximum itself. Gradient: 1 at every finite entry tied with it (z - z.detach() is an exact
+        # zero whose derivative is that mask), so the sum of ties is never formed and cannot round or overflow.
+        ties = mask((values == largest) & xp.isfinite(values))
+        tied = elementwise.where(ties, magnitude, 0.0)
+        return Tensor._make(largest[:, 0], False, None, 0) + (tied - tied.detach()).sum(1)
+    if p == 1:
+        return magnitude.sum(1)
+    if p == 2:
+        total = (diff * diff).sum(1)
+    else:
+        nonzero = mask(values != 0)
+        total = elementwise.where(nonzero, elementwise.where(nonzero, magnitude, 1.0) ** p, 0.0).sum(1)
+    zero = mask(total.detach().array == 0)
+    safe = elementwise.where(zero, 1.0, total)  # the root is not differentiated at 0 (infinite slope)
+    return elementwise.where(zero, 0.0, safe.sqrt() if p == 2 else safe ** (1.0 / p))
+
+
+def pdist(input, p=2):  # noqa: A002  (PyTorch's names)
+    """The p-norm distances between every pair of rows of ``input``, condensed.
+
+    For an (N, M) input the result has N * (N - 1) / 2 entries, the distance
+    of rows (i, j) for i < j in row-major order: (0, 1), (0, 2), ..., (0, N-1),
+    (1, 2), ... (the upper triangle of ``cdist(input, input)``, as in
+    ``torch.nn.functional.pdist``). ``p`` may be 0 (count of differing
+    entries), any positive number, or inf (largest absolute difference).
+
+    Gradients are PyTorch's: 0 for rows that coincide and for p = 0; for
+    p = inf every tied largest difference gets the whole gradient.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor, or ``p`` is not a number.
+        RuntimeError (PyTorch's type): ``input`` is not 2-D, not floating point, or
+            ``p`` is negative or NaN.
+    """
+    fn = "pdist"
+    _expect_tensor(fn, "input", input)
+    p = _pdist_p(p)
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist(): only supports 2-D (N, M) input, got {input.ndim}-D of shape {input.shape}")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"pdist(): only supports floating point input, got {input.dtype} (convert with .float())")
+    if not p >= 0:
+        raise RuntimeError(f"pdist(): p must be non-negative, got {p}")
+    xp = backend.get_array_module(input.array)
+    first, second = xp.triu_indices(input.shape[0], 1)
+    diff = input[first] - input[second]
+    return _row_norms(diff, p)
 
 
 class CosineSimilarity(Module):

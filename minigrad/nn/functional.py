@@ -762,8 +762,8 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002
 from minigrad.nn.activation import elu, hardtanh, leaky_relu, relu6, silu, softmin  # noqa: E402, F401
 from minigrad.nn.attention import scaled_dot_product_attention  # noqa: E402, F401  (attention builds on F)
 from minigrad.nn.channel_activations import glu, prelu  # noqa: E402, F401
-from minigrad.nn.conv import conv1d, conv_transpose1d, conv_transpose2d  # noqa: E402, F401
-from minigrad.nn.distance import cosine_similarity, normalize, pairwise_distance  # noqa: E402, F401
+from minigrad.nn.conv import conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: E402, F401
+from minigrad.nn.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: E402, F401
 from minigrad.nn.embedding_bag import embedding_bag  # noqa: E402, F401
 from minigrad.nn.encoding import one_hot  # noqa: E402, F401
 from minigrad.nn.group_norm import group_norm, instance_norm  # noqa: E402, F401
@@ -773,7 +773,7 @@ from minigrad.nn.margin_losses import (  # noqa: E402, F401
     margin_ranking_loss,
     soft_margin_loss,
 )
-from minigrad.nn.normalization import batch_norm, dropout1d, dropout2d  # noqa: E402, F401
+from minigrad.nn.normalization import batch_norm, dropout1d, dropout2d, dropout3d  # noqa: E402, F401
 from minigrad.nn.padding import pad  # noqa: E402, F401
 from minigrad.nn.pointwise_activations import (  # noqa: E402, F401
     celu,
@@ -822,3 +822,47 @@ __all__ += [
     "hardshrink", "softshrink", "tanhshrink", "glu", "prelu", "relu_", "leaky_relu_", "elu_", "hardtanh_",
     "threshold_", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
 ]
+
+# 3-D convolution and pooling, LP pooling, unpooling (minigrad/nn/conv.py, pooling3d.py, lp_pooling.py, unpooling.py)
+from minigrad.nn.lp_pooling import lp_pool1d, lp_pool2d  # noqa: E402, F401
+from minigrad.nn.pooling3d import adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_pool3d  # noqa: E402, F401
+from minigrad.nn.unpooling import max_unpool1d, max_unpool2d  # noqa: E402, F401
+
+__all__ += [
+    "conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+    "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
+]
+
+# RMS and local response normalization, alpha dropout (minigrad/nn/rms_norm.py, local_response_norm.py,
+# alpha_dropout.py; dropout3d beside dropout1d/2d in normalization.py)
+from minigrad.nn.alpha_dropout import alpha_dropout, feature_alpha_dropout  # noqa: E402, F401
+from minigrad.nn.local_response_norm import local_response_norm  # noqa: E402, F401
+from minigrad.nn.rms_norm import rms_norm  # noqa: E402, F401
+
+__all__ += ["rms_norm", "local_response_norm", "alpha_dropout", "feature_alpha_dropout", "dropout3d"]
+
+# Embedding (triplet, hinge) and multi-class margin losses (minigrad/nn/embedding_losses.py, multiclass_losses.py)
+from minigrad.nn.embedding_losses import (  # noqa: E402, F401
+    hinge_embedding_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from minigrad.nn.multiclass_losses import (  # noqa: E402, F401
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+)
+
+__all__ += [
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "hinge_embedding_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss",
+]
+
+# Bilinear, channel shuffle, randomized leaky ReLU, Gumbel-softmax (minigrad/nn/bilinear.py, channel_shuffle.py,
+# rrelu.py, gumbel.py); pdist beside pairwise_distance in distance.py
+from minigrad.nn.bilinear import bilinear  # noqa: E402, F401
+from minigrad.nn.channel_shuffle import channel_shuffle  # noqa: E402, F401
+from minigrad.nn.gumbel import gumbel_softmax  # noqa: E402, F401
+from minigrad.nn.rrelu import rrelu, rrelu_  # noqa: E402, F401
+
+__all__ += ["bilinear", "channel_shuffle", "pdist", "gumbel_softmax", "rrelu", "rrelu_"]

@@ -1,4 +1,4 @@
-"""Batch normalization (``F.batch_norm``, ``BatchNorm1d/2d/3d``) and channel-wise dropout (``Dropout1d/2d``).
+"""Batch normalization (``F.batch_norm``, ``BatchNorm1d/2d/3d``) and channel-wise dropout (``Dropout1d/2d/3d``).
 
 Names, signatures, defaults and semantics mirror ``torch.nn.functional``
 and ``torch.nn``; the functions are re-exported by
@@ -27,6 +27,7 @@ import numpy as np
 
 from minigrad import backend, views
 from minigrad.grad_mode import no_grad
+from minigrad.nn import alpha_dropout as _masks
 from minigrad.nn.loss_utils import expect_floating_tensor
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
@@ -34,8 +35,8 @@ from minigrad.ops import normalization as ops
 from minigrad.promotion import get_default_dtype
 from minigrad.tensor import Tensor
 
-__all__ = ["batch_norm", "dropout1d", "dropout2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout1d",
-           "Dropout2d"]
+__all__ = ["batch_norm", "dropout1d", "dropout2d", "dropout3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+           "Dropout1d", "Dropout2d", "Dropout3d"]
 
 
 # -- batch normalization --------------------------------------------------------------------------
@@ -395,3 +396,57 @@ class Dropout1d(_DropoutNd):
     def forward(self, input):  # noqa: A002
         """Apply channel-wise dropout (training) or return ``input`` (eval)."""
         return dropout1d(input, self.p, self.training, self.inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs, each with probability ``p``.
+
+    Each (sample, channel) volume is kept (scaled by 1 / (1 - p)) or zeroed
+    as a whole. As in PyTorch, an input that is not 5-D is taken as one
+    unbatched sample whose first dimension is the channel (a warning is
+    given unless it is 4-D). The mask comes from the generator of the
+    input's device (``mg.manual_seed``); the gradient goes through the same mask.
+
+    Args:
+        input: floating Tensor.
+        p: probability of zeroing a channel (default 0.5).
+        training: apply it (default True); must be a bool.
+        inplace: write the result into ``input`` and return it.
+
+    Returns:
+        Tensor of the input's shape and dtype; ``input`` itself when not
+        training, when p is 0, or when it is empty; zeros when p is 1.
+
+    Raises:
+        TypeError: ``p`` is not a number, ``input`` is not a Tensor, or ``training`` is not a bool.
+        ValueError: ``p`` is outside [0, 1].
+        RuntimeError: ``p`` is NaN; in training with 0 < p < 1, a 0-d input,
+            or an integer or bool input; in place on a leaf that requires grad.
+        NotImplementedError: a complex input in training with 0 < p < 1.
+    """
+    fn = "dropout3d"
+    p = _masks.check_probability(fn, p)
+    if isinstance(input, Tensor) and input.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result in an "
+            "error in a future release. To retain the behavior and silence this warning, please use dropout "
+            "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+            "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+            UserWarning, stacklevel=2,
+        )
+    _masks.check_call(fn, input, p, training)
+    # a 5-D input is (N, C, ...): one draw per (sample, channel); any other is one sample (C, ...)
+    mask_dims = 2 if input.ndim == 5 else 1
+    return _masks.masked_noise(fn, input, p, training, inplace, mask_dims, alpha=False)
+
+
+class Dropout3d(_masks.DropoutModule):
+    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) inputs in training mode: see ``dropout3d``.
+
+    As in PyTorch, ``p`` is checked when built (TypeError if not a number,
+    ValueError outside [0, 1]) except NaN, which ``dropout3d`` refuses when called.
+    """
+
+    def forward(self, input):  # noqa: A002
+        """Apply channel-wise dropout (training) or return ``input`` (eval)."""
+        return dropout3d(input, self.p, self.training, self.inplace)

@@ -18,6 +18,7 @@ from minigrad.ops import (
     normalization,
     padding,
     pooling,
+    pooling3d,
     reduce,
     rnn,
     scan,
@@ -69,6 +70,7 @@ REGISTRY = {
     # neural-network ops
     **nn.OPS,
     **pooling.OPS,
+    **pooling3d.OPS,  # 3-D max/avg pooling (conv3d is composed of the 2-D ops)
     **normalization.OPS,
     # elementwise math, scans, gather/scatter, einsum, structure (sort and topk record gather)
     **math.OPS,

@@ -135,3 +135,20 @@ def test_distance_modules_match_torch():
     for mine, theirs in pairs:
         assert_close(mine(mg.tensor(a), mg.tensor(b)), theirs(torch.tensor(a), torch.tensor(b)))
         assert repr(mine) == repr(theirs)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, -1.0, 0.5])
+def test_a_nan_row_has_a_nan_distance_as_pytorch(p):
+    """A NaN makes the norm NaN (it once gave 0: NaN > 0 is false), also through normalize and triplet loss."""
+    rows = [[float("nan"), 1.0], [1.0, 2.0], [0.0, 0.0]]
+    for lib in (mg, torch):
+        x, y = lib.tensor(rows, dtype=lib.float64), lib.tensor([[0.0, 0.0]], dtype=lib.float64)
+        F_ = lib.nn.functional
+        got = [F_.pairwise_distance(x, y, p=p, eps=0.0), F_.normalize(x, p=p if p > 0 else 2.0),
+               F_.triplet_margin_loss(x, y, y, p=p if p > 0 else 2.0, reduction="none")]
+        if lib is mg:
+            mine = [t.array for t in got]
+        else:
+            theirs = [t.numpy() for t in got]
+    for m, t in zip(mine, theirs):
+        np.testing.assert_allclose(m, t, rtol=1e-12, equal_nan=True)

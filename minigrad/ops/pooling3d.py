@@ -1,0 +1,271 @@
+"""Pooling ops over the three trailing (spatial) dimensions of (N, C, D, H, W) arrays.
+
+The 3-D counterparts of ``minigrad.ops.pooling``, with the same conventions:
+arguments are validated by the public functions in ``minigrad.nn.pooling3d``;
+geometry arguments are triples (depth, height, width); windows are visited one
+kernel offset at a time (kd * kh * kw strided slices of the whole batch), never
+one voxel at a time.
+
+Max pooling keeps, per output element, the flat index (z * H * W + y * W + x)
+of its pick, as PyTorch's ``return_indices``: the first maximum of the window
+in (depth, row, column) order, or the last NaN; a maximum equal to the padding
+value picks the first position at or past the padding. Its gradient is the
+2-D ops' ``MaxPoolScatter`` over a (D * H, W) plane, whose flat indices are
+these, so gradients of every order come for free.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minigrad.function import FunctionNode
+from minigrad.ops.pooling import MaxPoolScatter, adaptive_bounds
+
+
+def _lowest(xp, dtype):
+    """The value below every other of ``dtype``: -inf for floats, the minimum for integers."""
+    return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
+
+
+def _padded(xp, x, padding, covered, fill):
+    """``x`` (N, C, D, H, W) with ``padding`` of ``fill`` before each spatial dimension and enough after it to
+    reach the ``covered`` length (the padded length the windows read)."""
+    before = padding
+    after = [max(0, need - p - n) for need, p, n in zip(covered, padding, x.shape[2:])]
+    if not any(before) and not any(after):
+        return x
+    shape = x.shape[:2] + tuple(b + n + a for b, n, a in zip(before, x.shape[2:], after))
+    out = xp.full(shape, fill, dtype=x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(before, x.shape[2:]))] = x
+    return out
+
+
+def _first_real(xp, table):
+    """Per window (row of ``table``), its first position at or past the padding (possibly past the input's end)."""
+    return xp.take_along_axis(table, (table >= 0).argmax(axis=1)[:, None], axis=1)[:, 0]
+
+
+def _move_to(xp, choice, step, k, hit) -> None:
+    """choice <- k where ``hit``, in place (integer arithmetic: faster than a masked copy)."""
+    xp.subtract(k, choice, out=step)
+    step *= hit
+    choice += step
+
+
+# -- max pooling ----------------------------------------------------------------------------------
+
+
+class MaxPool3d(FunctionNode):
+    """Max over each window of an (N, C, D, H, W) array; the flat index of each pick is kept in ``indices``
+
+    ``indices`` (int64, the output's shape) is read by ``F.max_pool3d`` for
+    ``return_indices``. The maximum is a chain of elementwise maxima over the
+    kernel offsets; the pick is the first offset equal to it, or the last NaN.
+    """
+
+    def __init__(self, kernel, stride, padding, dilation, out_size):
+        self.kernel, self.stride, self.padding = kernel, stride, padding
+        self.dilation, self.out_size = dilation, out_size
+
+    def _windows(self, x):
+        """``(tables, values)``: ``tables[a]`` (out, k) is the input position offset k of each window reads
+        along spatial axis ``a`` (negative or past the end in the padding); ``values`` holds one
+        (N, C, Do, Ho, Wo) array per kernel offset, in (depth, row, column) order."""
+        xp = self.xp
+        tables = [(xp.arange(o) * s - p)[:, None] + xp.arange(k) * d
+                  for o, k, s, p, d in zip(self.out_size, self.kernel, self.stride, self.padding, self.dilation)]
+        covered = [s * (o - 1) + d * (k - 1) + 1
+                   for o, k, s, d in zip(self.out_size, self.kernel, self.stride, self.dilation)]
+        padded = _padded(xp, x, self.padding, covered, _lowest(xp, x.dtype))
+        (kd, kh, kw), (sd, sh, sw), (dd, dh, dw) = self.kernel, self.stride, self.dilation
+        do, ho, wo = self.out_size
+        values = [padded[:, :, i * dd : i * dd + sd * (do - 1) + 1 : sd, j * dh : j * dh + sh * (ho - 1) + 1 : sh,
+                         m * dw : m * dw + sw * (wo - 1) + 1 : sw]
+                  for i in range(kd) for j in range(kh) for m in range(kw)]
+        return tables, values
+
+    def forward(self, x):
+        xp = self.xp
+        d, h, w = x.shape[2:]
+        self.in_shape, self.keep = x.shape, None
+        tables, values = self._windows(x)
+        best = values[0].copy()
+        for v in values[1:]:
+            xp.maximum(best, v, out=best)  # NaN propagates, as in PyTorch
+        # The offset of the pick: the first equal to the maximum (later offsets first, earlier ones overwrite).
+        choice = xp.full(best.shape, -1, dtype=xp.int8 if len(values) < 128 else xp.int32)
+        step = xp.empty_like(choice)
+        for k in range(len(values) - 1, -1, -1):
+            _move_to(xp, choice, step, k, values[k] == best)
+        if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
+            for k in range(len(values)):  # PyTorch's scan takes every NaN it meets: the last NaN wins
+                _move_to(xp, choice, step, k, xp.isnan(values[k]))
+        kh, kw = tables[1].shape[1], tables[2].shape[1]
+        choice = choice.astype(xp.int64)
+        od, oh, ow = (xp.arange(n).reshape(shape) for n, shape in
+                      zip(best.shape[2:], ((-1, 1, 1), (1, -1, 1), (1, 1, -1))))
+        indices = (tables[0][od, choice // (kh * kw)] * (h * w) + tables[1][oh, (choice // kw) % kh] * w
+                   + tables[2][ow, choice % kw])
+        at_lowest = best == _lowest(xp, x.dtype)
+        if bool(at_lowest.any()):
+            # A maximum equal to the padding value picks, as PyTorch does, the first position at or past
+            # the padding: never the padding itself.
+            fd, fh, fw = (_first_real(xp, t) for t in tables)
+            first = fd[:, None, None] * (h * w) + fh[None, :, None] * w + fw[None, None, :]
+            indices = xp.where(at_lowest, first, indices)
+            # A window of padding only has no element to pass a gradient to (PyTorch's index lies outside).
+            hollow = (fd >= d)[:, None, None] | (fh >= h)[None, :, None] | (fw >= w)[None, None, :]
+            if bool(hollow.any()):
+                self.keep = ~hollow
+        self.indices = indices
+        return best
+
+    def _disjoint(self) -> bool:
+        """Whether no two windows share an input element (then the gradient scatter is an assignment)."""
+        return all(s >= d * (k - 1) + 1 for s, d, k in zip(self.stride, self.dilation, self.kernel))
+
+    def backward(self, g):
+        n, c, d, h, w = self.in_shape
+        scatter = MaxPoolScatter(self.indices, (n, c, d * h, w), self._disjoint(), self.keep)
+        return scatter(g).reshape(self.in_shape)
+
+
+class AdaptiveMaxPool3d(MaxPool3d):
+    """Max over PyTorch's adaptive windows: output index i along a dimension of size n covers floor(i*n/o)
+    to ceil((i+1)*n/o) - 1
+
+    Windows differ in size by at most one; shorter ones repeat their last
+    element for the missing offsets, which never changes the pick.
+    """
+
+    def __init__(self, out_size):
+        self.out_size = out_size
+
+    def _windows(self, x):
+        xp = self.xp
+        if 0 in self.out_size:  # an empty output: one empty offset
+            return ([xp.zeros((o, 1), dtype=xp.int64) for o in self.out_size],
+                    [xp.empty(x.shape[:2] + tuple(self.out_size), dtype=x.dtype)])
+        tables = []
+        for n, o in zip(x.shape[2:], self.out_size):
+            start, end = adaptive_bounds(xp, n, o)
+            tables.append(xp.minimum(start[:, None] + xp.arange(int((end - start).max())), end[:, None] - 1))
+        values = []
+        for i in range(tables[0].shape[1]):
+            depth = xp.take(x, tables[0][:, i], axis=2)
+            for j in range(tables[1].shape[1]):
+                rows = xp.take(depth, tables[1][:, j], axis=3)
+                values += [xp.take(rows, tables[2][:, m], axis=4) for m in range(tables[2].shape[1])]
+        return tables, values
+
+    def _disjoint(self) -> bool:
+        sizes = self.in_shape[2:]
+        return 0 in self.out_size or all(n % o == 0 for n, o in zip(sizes, self.out_size))
+
+
+# -- average pooling ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AvgPool3dGeometry:
+    """Where 3-D average pooling's windows lie (triples (depth, height, width)) and each window's divisor.
+
+    Attributes:
+        in_shape: (N, C, D, H, W) of the input.
+        kernel, stride, padding, out_size: the windows (zeros pad the input).
+        count_include_pad: divide by the window's size clipped to the padded
+            input (the extra positions of ``ceil_mode`` do not count), or else
+            by the number of input elements in the window.
+        divisor_override: a non-zero int every sum is divided by instead, or None.
+    """
+
+    in_shape: tuple
+    kernel: tuple
+    stride: tuple
+    padding: tuple
+    out_size: tuple
+    count_include_pad: bool = True
+    divisor_override: int | None = None
+
+    def covered(self):
+        """The padded length the windows read along each spatial dimension."""
+        return [s * (o - 1) + k for o, k, s in zip(self.out_size, self.kernel, self.stride)]
+
+    def slices(self):
+        """Index tuples of the padded input, one per kernel offset: the elements that offset meets."""
+        (kd, kh, kw), (sd, sh, sw), (do, ho, wo) = self.kernel, self.stride, self.out_size
+        for i in range(kd):
+            for j in range(kh):
+                for m in range(kw):
+                    yield (slice(None), slice(None), slice(i, i + sd * (do - 1) + 1, sd),
+                           slice(j, j + sh * (ho - 1) + 1, sh), slice(m, m + sw * (wo - 1) + 1, sw))
+
+    def divisor(self, xp):
+        """The divisor of every window: an int, or an int array (Do, Ho, Wo) (PyTorch's rule)."""
+        if self.divisor_override is not None:
+            return self.divisor_override
+        counts = []
+        for size, kernel, stride, padding, out in zip(self.in_shape[2:], self.kernel, self.stride, self.padding,
+                                                      self.out_size):
+            start = xp.arange(out) * stride - padding
+            end = xp.minimum(start + kernel, size + padding)
+            if not self.count_include_pad:
+                start, end = xp.maximum(start, 0), xp.minimum(end, size)
+            counts.append(end - start)
+        return counts[0][:, None, None] * counts[1][None, :, None] * counts[2][None, None, :]
+
+
+class AvgPool3d(FunctionNode):
+    """Sum over each window of an (N, C, D, H, W) array divided by its divisor (``AvgPool3dGeometry``)
+
+    Zeros pad the input. Integer arrays divide with truncation toward zero, as PyTorch does.
+    """
+
+    def __init__(self, geometry):
+        self.geometry = geometry
+
+    def forward(self, x):
+        xp, geometry = self.xp, self.geometry
+        padded = _padded(xp, x, geometry.padding, geometry.covered(), 0)
+        total = None
+        for where in geometry.slices():
+            if total is None:
+                total = padded[where].copy()
+            else:
+                total += padded[where]
+        divisor = xp.asarray(geometry.divisor(xp), dtype=x.dtype)
+        if x.dtype.kind == "f":
+            return total / divisor
+        quotient = xp.abs(total) // xp.abs(divisor)  # C++ integer division truncates toward zero
+        return (quotient * (xp.sign(total) * xp.sign(divisor))).astype(x.dtype, copy=False)
+
+    def backward(self, g):
+        return AvgPool3dGrad(self.geometry)(g)
+
+
+class AvgPool3dGrad(FunctionNode):
+    """The backward of ``AvgPool3d``: each gradient divided by its window's divisor, spread over the window"""
+
+    def __init__(self, geometry):
+        self.geometry = geometry
+
+    def forward(self, g):
+        xp, geometry = self.xp, self.geometry
+        size, padding = geometry.in_shape[2:], geometry.padding
+        shape = tuple(max(c, p + n) for c, p, n in zip(geometry.covered(), padding, size))
+        out = xp.zeros(geometry.in_shape[:2] + shape, dtype=g.dtype)
+        share = g / xp.asarray(geometry.divisor(xp), dtype=g.dtype)
+        for where in geometry.slices():
+            out[where] += share  # the positions of one offset are distinct, so += on the slice is exact
+        return out[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(padding, size))]
+
+    def backward(self, gg):
+        return AvgPool3d(self.geometry)(gg)
+
+
+OPS = {
+    "max_pool3d": MaxPool3d,
+    "adaptive_max_pool3d": AdaptiveMaxPool3d,
+    "avg_pool3d": AvgPool3d,
+    "avg_pool3d_grad": AvgPool3dGrad,
+}
