@@ -15,6 +15,7 @@ from minigrad.nn.channel_activations import GLU, PReLU, Softmax2d
 from minigrad.nn.channel_shuffle import ChannelShuffle
 from minigrad.nn.containers import ModuleDict, ParameterDict, ParameterList
 from minigrad.nn.conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from minigrad.nn.ctc_loss import CTCLoss
 from minigrad.nn.distance import CosineSimilarity, PairwiseDistance
 from minigrad.nn.embedding_bag import EmbeddingBag
 from minigrad.nn.embedding_losses import HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss
@@ -130,6 +131,7 @@ __all__ += ["RMSNorm", "LocalResponseNorm", "AlphaDropout", "FeatureAlphaDropout
 __all__ += ["TripletMarginLoss", "TripletMarginWithDistanceLoss", "HingeEmbeddingLoss", "MultiMarginLoss",
             "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss"]
 __all__ += ["Bilinear", "Fold", "Unfold", "ChannelShuffle", "RReLU"]
+__all__ += ["CTCLoss"]
 
 
 def __getattr__(name):

@@ -866,3 +866,8 @@ from minigrad.nn.gumbel import gumbel_softmax  # noqa: E402, F401
 from minigrad.nn.rrelu import rrelu, rrelu_  # noqa: E402, F401
 
 __all__ += ["bilinear", "channel_shuffle", "pdist", "gumbel_softmax", "rrelu", "rrelu_"]
+
+# Connectionist temporal classification (minigrad/nn/ctc_loss.py; the op in minigrad/ops/ctc.py)
+from minigrad.nn.ctc_loss import ctc_loss  # noqa: E402, F401
+
+__all__ += ["ctc_loss"]

@@ -6,6 +6,7 @@ has a finite-difference (gradcheck) case and a PyTorch-oracle case.
 
 from minigrad import inplace, math_forms
 from minigrad.ops import (
+    ctc,
     cumulative,
     einsum,
     elementwise,
@@ -71,6 +72,7 @@ REGISTRY = {
     **nn.OPS,
     **pooling.OPS,
     **pooling3d.OPS,  # 3-D max/avg pooling (conv3d is composed of the 2-D ops)
+    **ctc.OPS,  # connectionist temporal classification loss
     **normalization.OPS,
     # elementwise math, scans, gather/scatter, einsum, structure (sort and topk record gather)
     **math.OPS,
