@@ -163,6 +163,8 @@ class _SoftmaxBase(FunctionNode):
 
     def shifted(self, x):
         """``x - max(x)`` along ``axis`` (an array): its exp is at most 1, so it never overflows."""
+        if x.shape[self.axis] == 0:  # nothing to normalize: an empty result, as PyTorch gives
+            return x.copy()
         return x - x.max(axis=self.axis, keepdims=True)
 
 
@@ -188,7 +190,8 @@ class LogSoftmax(_SoftmaxBase):
         self.retain_outputs((0,))
         xp = self.xp
         z = self.shifted(x)
-        z -= xp.log(xp.exp(z).sum(axis=self.axis, keepdims=True))
+        if z.size:
+            z -= xp.log(xp.exp(z).sum(axis=self.axis, keepdims=True))
         return z
 
     def backward(self, g):

@@ -255,6 +255,20 @@ def test_softmax_of_masked_logits_gives_exact_zeros():
     assert out.array[0, 1] == 0.0 and out.array[1, 1] == 1.0
 
 
+@pytest.mark.parametrize("shape, dim", [((2, 0), 1), ((0, 3), 1), ((2, 0, 3), 1)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_family_over_an_empty_tensor_is_empty_as_pytorch(name, shape, dim):
+    x, tx = mg.zeros(*shape, requires_grad=True), torch.zeros(*shape, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no divide-by-zero warning from the log of an empty sum
+        out = getattr(F, name)(x, dim)
+    theirs = getattr(TF, name)(tx, dim)
+    assert out.shape == tuple(theirs.shape)
+    out.sum().backward()
+    theirs.sum().backward()
+    assert x.grad.shape == tuple(tx.grad.shape)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cross_entropy_with_huge_logits_has_finite_gradients(dtype):
     x = mg.tensor(random(4, 5, scale=1e4).astype(dtype), requires_grad=True)
