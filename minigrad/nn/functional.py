@@ -88,8 +88,10 @@ def _is_int(value) -> bool:
 def _pair(fn: str, name: str, value, minimum: int) -> tuple:
     """An int or a pair of ints as a pair, each at least ``minimum``."""
     pair = (value, value) if isinstance(value, (int, np.integer)) else value
-    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(_is_int, pair)):
+    if not isinstance(pair, (tuple, list)) or not all(map(_is_int, pair)):
         raise TypeError(f"{fn}(): {name} must be an int or a pair of ints, got {value!r}")
+    if len(pair) != 2:  # PyTorch's kernels check the length: RuntimeError
+        raise RuntimeError(f"{fn}(): {name} must be an int or a pair of ints, got {len(pair)} values: {value!r}")
     if min(pair) < minimum:  # PyTorch's type for an out-of-range window argument
         raise RuntimeError(f"{fn}(): {name} must be at least {minimum}, got {value!r}")
     return int(pair[0]), int(pair[1])
