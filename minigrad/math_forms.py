@@ -16,7 +16,7 @@ The families:
    with ``rounding_mode``, ``neg``, ``matmul``, ``where``, ``softmax``) and
    PyTorch's aliases (``subtract``, ``multiply``, ``divide``, ...);
 2. reductions: ``var``/``std`` (``correction`` or legacy ``unbiased``),
-   ``prod``, ``norm``, ``dist``, ``logsumexp``, ``amax``/``amin``, ``median``,
+   ``prod``, ``norm``, ``dist``, ``logsumexp``, ``amax``/``amin``, ``median``, ``quantile``/``nanquantile``,
    ``mode``, ``count_nonzero``, ``nansum``, ``nanmean``;
 3. linear algebra: ``mm``, ``bmm``, ``mv``, ``dot``, ``outer``, ``cross``,
    ``tensordot``, ``kron``, ``trace``, ``addmm``, ``addmv``, ``baddbmm``,
@@ -768,59 +768,79 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
             than one dimension or another dtype; ``interpolation`` is unknown (PyTorch's classes).
         IndexError: ``dim`` is out of range.
     """
-    expect_tensor(input, "quantile")
-    expect_flag(keepdim, "quantile", "keepdim")
-    ranks, scalar_q = _quantile_ranks(input, q, interpolation)
-    x = input.reshape(-1) if dim is None else input
-    (axis,) = normalize_axis(0 if dim is None else dim, x.ndim, "quantile")
+    return _quantile(input, q, dim, keepdim, interpolation, out, "quantile")
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):  # noqa: A002
+    """``quantile`` of the values that are not NaN: each slice's ranks are ``q * (m - 1)`` for its ``m``
+    non-NaN values (a slice of NaN only gives NaN). Arguments, result and errors as ``quantile``.
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, out, "nanquantile")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, out, fn: str):  # noqa: A002
+    """``quantile`` (``fn="quantile"``: NaN propagates) or ``nanquantile`` (NaN ignored), as PyTorch computes them."""
+    expect_tensor(input, fn)
+    expect_flag(keepdim, fn, "keepdim")
+    qs, scalar_q = _quantile_ranks(input, q, interpolation, fn)
+    x = input.reshape(-1) if dim is None or input.ndim == 0 else input  # a 0-d input: its one element
+    (axis,) = normalize_axis(0 if dim is None else dim, x.ndim, fn)
     ordered = x.movedim(axis, -1).sort(-1).values  # NaN last, as PyTorch sorts
     xp = backend.get_array_module(ordered.array)
-    ranks = ranks * (ordered.shape[-1] - 1)
-    below = ordered.index_select(-1, _const(xp, xp.floor(ranks).astype(np.int64)))
-    above = ordered.index_select(-1, _const(xp, xp.ceil(ranks).astype(np.int64)))
+    last = ordered.shape[-1] - 1
+    if fn == "nanquantile":  # ranks per slice, from its count of non-NaN values (0 where there is none)
+        count = (~xp.isnan(ordered.array)).sum(axis=-1, keepdims=True).astype(input.dtype)
+        ranks = qs * (count - 1)
+        ranks = xp.where(ranks < 0, xp.zeros((), dtype=ranks.dtype), ranks)
+    else:  # one rank for every slice; a slice holding NaN reads its last (NaN) value
+        ranks = xp.broadcast_to(qs * last, ordered.shape[:-1] + qs.shape)
+        ranks = xp.where(xp.isnan(ordered.array[..., -1:]), xp.asarray(last, dtype=ranks.dtype), ranks)
     if interpolation == "lower":
-        result = below
-    elif interpolation in ("higher", "nearest"):
-        picked = xp.ceil(ranks) if interpolation == "higher" else xp.round(ranks)
-        result = ordered.index_select(-1, _const(xp, picked.astype(np.int64)))
-    else:
-        weights = 0.5 if interpolation == "midpoint" else _const(xp, ranks - xp.floor(ranks))
-        result = lerp(below, above, weights)
-    has_nan = _const(xp, xp.isnan(ordered.array[..., -1:]))
-    result = _ew.where(has_nan, _const(xp, xp.asarray(np.nan, dtype=result.dtype)), result).movedim(-1, 0)
+        ranks = xp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = xp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = xp.round(ranks)  # half to even, as PyTorch's round
+    below_index = ranks.astype(np.int64)
+    result = Gather(ordered.ndim - 1)(ordered, _const(xp, below_index))
+    if interpolation in ("linear", "midpoint"):
+        weights = xp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below_index
+        above = Gather(ordered.ndim - 1)(ordered, _const(xp, xp.ceil(ranks).astype(np.int64)))
+        result = lerp(result, above, _const(xp, weights.astype(input.dtype, copy=False)))
+    result = result.movedim(-1, 0)
     if keepdim:
-        result = result.reshape((len(ranks),) + ((1,) * input.ndim if dim is None else _kept(input.shape, axis)))
+        result = result.reshape((len(qs),) + ((1,) * input.ndim if dim is None else _kept(input.shape, axis)))
     result = result.squeeze(0) if scalar_q else result
-    return write_out(result, out, "quantile")
+    return write_out(result, out, fn)
 
 
 def _kept(shape, axis) -> tuple:
     return tuple(1 if i == axis else n for i, n in enumerate(shape))
 
 
-def _quantile_ranks(input, q, interpolation):
+def _quantile_ranks(input, q, interpolation, fn: str = "quantile"):
     """``(q as a 1-D array in input's dtype, whether q was a scalar)``, after PyTorch's checks."""
     if input.dtype.kind != "f":
-        raise RuntimeError(f"quantile(): input tensor must be either float or double dtype, got {input.dtype}")
+        raise RuntimeError(f"{fn}(): input tensor must be either float or double dtype, got {input.dtype}")
     if input.numel() == 0:
-        raise RuntimeError("quantile(): input tensor must be non-empty")
+        raise RuntimeError(f"{fn}(): input tensor must be non-empty")
     if interpolation not in _QUANTILE_INTERPOLATIONS:
-        raise RuntimeError(f"quantile(): interpolation must be one of {', '.join(_QUANTILE_INTERPOLATIONS)}, "
+        raise RuntimeError(f"{fn}(): interpolation must be one of {', '.join(_QUANTILE_INTERPOLATIONS)}, "
                            f"got {interpolation!r}")
     xp = backend.get_array_module(input.array)
     if isinstance(q, Tensor):
         if q.ndim > 1:
-            raise RuntimeError(f"quantile(): q must be a scalar or 1D tensor, got shape {tuple(q.shape)}")
+            raise RuntimeError(f"{fn}(): q must be a scalar or 1D tensor, got shape {tuple(q.shape)}")
         if q.dtype != input.dtype:
-            raise RuntimeError(f"quantile(): q tensor must be same dtype as the input tensor ({input.dtype}), "
+            raise RuntimeError(f"{fn}(): q tensor must be same dtype as the input tensor ({input.dtype}), "
                                f"got {q.dtype}")
         values, scalar = xp.asarray(q.array).reshape(-1), q.ndim == 0
     elif _is_number(q) and not isinstance(q, (bool, complex)):
         values, scalar = xp.asarray([q], dtype=input.dtype), True
     else:
-        raise TypeError(f"quantile(): q must be a number or a Tensor, got {type(q).__name__}")
+        raise TypeError(f"{fn}(): q must be a number or a Tensor, got {type(q).__name__}")
     if not bool(((values >= 0) & (values <= 1)).all()):
-        raise RuntimeError(f"quantile(): q must be in the range [0, 1], got {backend.to_numpy(values).tolist()}")
+        raise RuntimeError(f"{fn}(): q must be in the range [0, 1], got {backend.to_numpy(values).tolist()}")
     return values, scalar
 
 
@@ -1998,7 +2018,8 @@ _FUNCTIONS = {
     f.__name__: f
     for f in (
         add, sub, mul, div, true_divide, neg, softmax, log_softmax,
-        var, std, var_mean, std_mean, prod, norm, dist, logsumexp, amax, amin, median, quantile, mode, count_nonzero,
+        var, std, var_mean, std_mean, prod, norm, dist, logsumexp, amax, amin, median, quantile, nanquantile, mode,
+        count_nonzero,
         nansum, nanmean,
         mm, bmm, mv, dot, outer, cross, tensordot, kron, trace, addmm, addmv, baddbmm, addcmul, addcdiv, lerp,
         cdist,
@@ -2016,7 +2037,8 @@ _METHODS = {
     for name in (
         "add", "sub", "mul", "div", "true_divide", "neg", "softmax", "log_softmax", "subtract", "multiply",
         "divide", "negative",
-        "var", "std", "prod", "norm", "dist", "logsumexp", "amax", "amin", "median", "quantile", "mode",
+        "var", "std", "prod", "norm", "dist", "logsumexp", "amax", "amin", "median", "quantile", "nanquantile",
+        "mode",
         "count_nonzero", "nansum", "nanmean",
         "mm", "bmm", "mv", "dot", "outer", "cross", "kron", "trace", "addmm", "addmv", "baddbmm", "addcmul",
         "addcdiv", "lerp",

@@ -1505,6 +1505,102 @@ class Tensor:
         """A 2-D matrix with the flattened tensor on its ``offset`` diagonal; see ``mg.diagflat``."""
         return _ops_diagonal_forms.diagflat(self, offset)
 
+    # -- writes at indices (ops/index_updates.py), sliding windows (ops/windows.py) ---------------------------
+
+    def index_fill(self, dim, index, value):
+        """A copy with the slices at ``index`` along ``dim`` set to ``value``; see ``mg.index_fill``."""
+        return _ops_index_updates.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim, index, value) -> Tensor:
+        """``index_fill`` in place (recorded for autograd like every in-place op)."""
+        return _ops_index_updates.index_fill_(self, dim, index, value)
+
+    def index_copy(self, dim, index, source):
+        """A copy with ``source``'s slices at positions ``index`` along ``dim``; see ``mg.index_copy``."""
+        return _ops_index_updates.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim, index, source) -> Tensor:
+        """``index_copy`` in place (recorded for autograd like every in-place op)."""
+        return _ops_index_updates.index_copy_(self, dim, index, source)
+
+    def masked_scatter(self, mask, source):
+        """A copy with ``source``'s elements written where ``mask`` is true; see ``mg.masked_scatter``."""
+        return _ops_index_updates.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask, source) -> Tensor:
+        """``masked_scatter`` in place (``mask`` broadcasts to this shape; recorded for autograd)."""
+        return _ops_index_updates.masked_scatter_(self, mask, source)
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """A copy with ``src`` reduced in at ``index`` along ``dim``; see ``mg.scatter_reduce``."""
+        return _ops_index_updates.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True) -> Tensor:
+        """``scatter_reduce`` in place (recorded for autograd like every in-place op)."""
+        return _ops_index_updates.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
+
+    def index_put(self, indices, values, accumulate=False):
+        """A copy with ``values`` written (or added) at the tuple of index tensors ``indices``; see ``mg.index_put``."""
+        return _ops_index_updates.index_put(self, indices, values, accumulate)
+
+    def index_put_(self, indices, values, accumulate=False) -> Tensor:
+        """``self[indices] = values`` (``+=`` with ``accumulate``) in place; see ``mg.index_put_``."""
+        return _ops_index_updates.index_put_(self, indices, values, accumulate)
+
+    def unfold(self, dimension, size, step):
+        """The windows of ``size`` every ``step`` along ``dimension`` as a new last dimension (a view)."""
+        return _ops_windows.unfold(self, dimension, size, step)
+
+    def reshape_as(self, other):
+        """This tensor with ``other``'s shape (as ``reshape``)."""
+        return _ops_windows.reshape_as(self, other)
+
+    # -- statistics, products and determinants (ops/statistics.py, products.py, determinants.py) -------------
+
+    def aminmax(self, *, dim=None, keepdim=False):
+        """``(min, max)`` of all elements or along ``dim``, as a named tuple; see ``mg.aminmax``."""
+        return _ops_statistics.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        """The lower median ignoring NaN (with its index along ``dim``); see ``mg.nanmedian``."""
+        return _ops_statistics.nanmedian(self, dim, keepdim)
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        """The covariance matrix of the rows (variables) over the columns (observations); see ``mg.cov``."""
+        return _ops_statistics.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self):
+        """The Pearson correlation matrix of the rows; see ``mg.corrcoef``."""
+        return _ops_statistics.corrcoef(self)
+
+    def histc(self, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's names)
+        """Counts in ``bins`` equal bins over [min, max] (both 0: the data's range); see ``mg.histc``."""
+        return _ops_statistics.histc(self, bins, min, max)
+
+    def inner(self, other):
+        """The sum of products over the last dimensions; see ``mg.inner``."""
+        return _ops_products.inner(self, other)
+
+    def vdot(self, other):
+        """The dot product of two 1-D tensors; see ``mg.vdot``."""
+        return _ops_products.vdot(self, other)
+
+    def det(self):
+        """The determinant of each square matrix (batched); see ``mg.det``."""
+        return _ops_determinants.det(self)
+
+    def logdet(self):
+        """log(det) of each square matrix (NaN for a negative determinant); see ``mg.logdet``."""
+        return _ops_determinants.logdet(self)
+
+    def slogdet(self):
+        """``(sign, logabsdet)`` of each square matrix; see ``mg.slogdet``."""
+        return _ops_determinants.slogdet(self)
+
+    def matrix_power(self, n):
+        """The matrix to the integer power ``n`` (negative: of its inverse); see ``mg.matrix_power``."""
+        return _ops_determinants.matrix_power(self, n)
+
     def is_floating_point(self) -> bool:
         """True for float16/float32/float64 tensors (complex ones are not floating point, as in PyTorch)."""
         return self.array.dtype.kind == "f"
@@ -1717,19 +1813,24 @@ from minigrad import legacy_tensors as _legacy  # noqa: E402
 from minigrad import views as _views  # noqa: E402
 from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
 from minigrad.ops import cumulative as _ops_cumulative  # noqa: E402
+from minigrad.ops import determinants as _ops_determinants  # noqa: E402
 from minigrad.ops import diagonal_forms as _ops_diagonal_forms  # noqa: E402
 from minigrad.ops import differences as _ops_differences  # noqa: E402
 from minigrad.ops import elementwise as _ops_ew  # noqa: E402
 from minigrad.ops import gather as _ops_gather  # noqa: E402
+from minigrad.ops import index_updates as _ops_index_updates  # noqa: E402
 from minigrad.ops import indexing as _ops_index  # noqa: E402
 from minigrad.ops import linalg as _ops_linalg  # noqa: E402
 from minigrad.ops import math as _ops_math  # noqa: E402
+from minigrad.ops import products as _ops_products  # noqa: E402
 from minigrad.ops import reduce as _ops_reduce  # noqa: E402
 from minigrad.ops import scan as _ops_scan  # noqa: E402
 from minigrad.ops import shape as _ops_shape  # noqa: E402
 from minigrad.ops import sorting as _ops_sorting  # noqa: E402
 from minigrad.ops import splitting as _ops_splitting  # noqa: E402
+from minigrad.ops import statistics as _ops_statistics  # noqa: E402
 from minigrad.ops import structure as _ops_structure  # noqa: E402
 from minigrad.ops import take_along as _ops_take_along  # noqa: E402
+from minigrad.ops import windows as _ops_windows  # noqa: E402
 from minigrad.ops._util import expect_flag as _expect_flag  # noqa: E402
 from minigrad.ops._util import normalize_axis as _normalize_axis  # noqa: E402

@@ -17,11 +17,14 @@ from minigrad.ops import shape as _shape
 from minigrad.ops._util import expect_tensor
 from minigrad.ops.assembly import atleast_1d, atleast_2d, atleast_3d, cartesian_prod, combinations, row_stack, vander
 from minigrad.ops.cumulative import cummax, cummin, logcumsumexp
+from minigrad.ops.determinants import det, logdet, matrix_power, slogdet
 from minigrad.ops.diagonal_forms import block_diag, diag_embed, diagflat
 from minigrad.ops.differences import diff
 from minigrad.ops.einsum import einsum
 from minigrad.ops.elementwise import clamp, where
 from minigrad.ops.gather import gather, index_select, scatter, scatter_add
+from minigrad.ops.index_updates import index_copy, index_fill, index_put, index_put_, masked_scatter, scatter_reduce
+from minigrad.ops.integration import cumulative_trapezoid, trapezoid
 from minigrad.ops.math import (
     allclose,
     atan2,
@@ -53,12 +56,14 @@ from minigrad.ops.math import (
     remainder,
     round,  # noqa: A004
 )
+from minigrad.ops.products import inner, vdot
 from minigrad.ops.reduce import max, mean, min, sum  # noqa: A004
 from minigrad.ops.scan import cumprod, cumsum
 from minigrad.ops.searching import bincount, bucketize, isin, searchsorted, tril_indices, triu_indices
 from minigrad.ops.shape import cat, stack
 from minigrad.ops.sorting import argsort, kthvalue, sort, topk
 from minigrad.ops.splitting import dsplit, hsplit, tensor_split, vsplit
+from minigrad.ops.statistics import aminmax, corrcoef, cov, histc, nanmedian
 from minigrad.ops.structure import chunk, diagonal, flip, roll, split, tile, tril, triu, unbind, unflatten
 from minigrad.ops.take_along import take_along_dim
 from minigrad.tensor import Tensor
@@ -89,6 +94,11 @@ __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "row_stack", "cartesian_prod", "combinations", "vander",
     # torch.channel_shuffle (minigrad/nn/channel_shuffle.py)
     "channel_shuffle",
+    # writes at indices: minigrad/ops/index_updates.py
+    "index_fill", "index_copy", "masked_scatter", "scatter_reduce", "index_put", "index_put_",
+    # statistics, products, integration, determinants: minigrad/ops/{statistics,products,integration,determinants}.py
+    "aminmax", "nanmedian", "cov", "corrcoef", "histc", "inner", "vdot", "trapezoid", "cumulative_trapezoid",
+    "det", "logdet", "slogdet", "matrix_power",
 ]
 
 

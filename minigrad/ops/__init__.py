@@ -8,9 +8,11 @@ from minigrad import inplace, math_forms
 from minigrad.ops import (
     ctc,
     cumulative,
+    determinants,
     einsum,
     elementwise,
     gather,
+    index_updates,
     indexing,
     linalg,
     logistic,
@@ -24,7 +26,9 @@ from minigrad.ops import (
     rnn,
     scan,
     shape,
+    statistics,
     structure,
+    windows,
 )
 
 REGISTRY = {
@@ -73,6 +77,10 @@ REGISTRY = {
     **pooling.OPS,
     **pooling3d.OPS,  # 3-D max/avg pooling (conv3d is composed of the 2-D ops)
     **ctc.OPS,  # connectionist temporal classification loss
+    **index_updates.OPS,  # scatter_reduce (index_fill/copy, masked_scatter, index_put record IndexPut)
+    **windows.OPS,  # Tensor.unfold's sliding windows and their adjoint
+    **statistics.OPS,  # nanmedian
+    **determinants.OPS,  # det, slogdet, inverse (matrix_power of a negative n)
     **normalization.OPS,
     # elementwise math, scans, gather/scatter, einsum, structure (sort and topk record gather)
     **math.OPS,
