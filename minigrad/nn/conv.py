@@ -580,7 +580,24 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """What ``Conv1d`` and ``Conv3d`` share: PyTorch's ``Conv*d`` signature, and a forward through the
+    subclass's functional form (``_convolve``: ``conv1d`` or ``conv3d``) after any non-zero padding mode."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 0, device, dtype)
+
+    def forward(self, input):  # noqa: A002
+        """Convolve ``input`` (N, C_in, *spatial) into (N, C_out, *spatial_out) (or without N)."""
+        if self.padding_mode != "zeros":
+            padded = _pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
+            return self._convolve(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return self._convolve(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
     """1-D convolution over an input (N, C_in, L) or (C_in, L).
 
     Args:
@@ -604,21 +621,10 @@ class Conv1d(_ConvNd):
     """
 
     _dims = 1
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, 0, device, dtype)
-
-    def forward(self, input):  # noqa: A002
-        """Convolve ``input`` (N, C_in, L) into (N, C_out, L_out)."""
-        if self.padding_mode != "zeros":
-            padded = _pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
-            return conv1d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+    _convolve = staticmethod(conv1d)
 
 
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     """3-D convolution over an input (N, C_in, D, H, W) or (C_in, D, H, W): see ``F.conv3d``.
 
     Args:
@@ -639,18 +645,7 @@ class Conv3d(_ConvNd):
     """
 
     _dims = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, 0, device, dtype)
-
-    def forward(self, input):  # noqa: A002
-        """Convolve ``input`` (N, C_in, D, H, W) into (N, C_out, D_out, H_out, W_out)."""
-        if self.padding_mode != "zeros":
-            padded = _pad(input, self._reversed_padding_repeated_twice, self.padding_mode)
-            return conv3d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+    _convolve = staticmethod(conv3d)
 
 
 class _ConvTransposeNd(_ConvNd):

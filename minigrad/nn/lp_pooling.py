@@ -69,13 +69,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     norm_type = _power(fn, norm_type)
     if not _is_int(kernel_size):
         raise TypeError(f"{fn}(): kernel_size must be an int, got {kernel_size!r}")
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    if abs(norm_type) == float("inf"):  # the largest (p = inf) or smallest (p = -inf) magnitude
-        sign = 1 if norm_type > 0 else -1
-        return sign * max_pool1d(sign * input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    pooled = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _root(pooled, norm_type, kernel_size)
+    return _lp_pool(fn, input, norm_type, kernel_size, stride, ceil_mode, kernel_size, max_pool1d, avg_pool1d)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
@@ -109,13 +103,19 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
         kh, kw = kernel_size
     else:
         raise TypeError(f"{fn}(): kernel_size must be an int or a pair of ints, got {kernel_size!r}")
+    return _lp_pool(fn, input, norm_type, kernel_size, stride, ceil_mode, kh * kw, max_pool2d, avg_pool2d)
+
+
+def _lp_pool(fn, input, norm_type, kernel_size, stride, ceil_mode, window, max_pool, avg_pool):  # noqa: A002
+    """(sum of x ** p over each window of ``window`` elements) ** (1 / p) through ``avg_pool``; for
+    p = +-inf the largest (smallest) magnitude through ``max_pool``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
-    if abs(norm_type) == float("inf"):  # the largest (p = inf) or smallest (p = -inf) magnitude
+    if abs(norm_type) == float("inf"):
         sign = 1 if norm_type > 0 else -1
-        return sign * max_pool2d(sign * input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    pooled = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _root(pooled, norm_type, kh * kw)
+        return sign * max_pool(sign * input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    pooled = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _root(pooled, norm_type, window)
 
 
 class _LPPoolNd(Module):

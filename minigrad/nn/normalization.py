@@ -274,27 +274,6 @@ class BatchNorm3d(_BatchNorm):
 # -- channel-wise dropout ---------------------------------------------------------------------------
 
 
-def _check_p(fn: str, p) -> None:
-    """TypeError unless ``p`` is a number, ValueError unless it is in [0, 1] (PyTorch's types)."""
-    if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
-        raise TypeError(f"{fn}(): dropout probability must be a number, got {type(p).__name__}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{fn}(): dropout probability has to be between 0 and 1, but got {p!r}")
-
-
-def _feature_dropout(fn: str, x, p):
-    """``x`` times a mask drawn per (sample, channel) (shape (N, C, 1, ...)): zeros or 1 / (1 - p)."""
-    if x.dtype.kind != "f":
-        raise RuntimeError(f"{fn}(): input must be floating point, got dtype {x.dtype}")
-    mask_shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
-    draw_dtype = x.dtype if x.dtype in (np.float32, np.float64) else np.float32
-    uniform = backend.generator(backend.device_of(x.array)).random(mask_shape, dtype=draw_dtype)
-    mask = (uniform >= p).astype(x.dtype)
-    if p < 1:
-        mask *= 1.0 / (1.0 - p)
-    return x * Tensor._make(mask, False, None, 0)
-
-
 def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
     """Zero whole channels: each (sample, channel) plane with probability ``p``, the rest scaled by 1 / (1 - p).
 
@@ -302,18 +281,17 @@ def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
     is taken as (N, C, L) (channel-wise 1-D dropout) with a warning, and other
     ranks drop entries of the first two dimensions with a deprecation warning.
     The mask comes from the generator of the input's device (``mg.manual_seed``).
-    Returns ``input`` itself when not ``training`` or ``p`` is 0.
-    ``inplace=True`` is accepted but does not modify ``input``.
+    Returns ``input`` itself when not ``training`` or ``p`` is 0; ``inplace``
+    writes the result into ``input``. The checks are ``dropout3d``'s.
 
     Raises:
-        TypeError: ``p`` is not a number.
+        TypeError: ``p`` is not a number, ``input`` not a Tensor, ``training`` not a bool.
         ValueError: ``p`` is not in [0, 1].
-        RuntimeError: fewer than 2 dimensions, or an input that is not floating point.
+        RuntimeError: ``p`` is NaN; fewer than 2 dimensions; in training, an input that is not floating point.
     """
     fn = "dropout2d"
-    _check_p(fn, p)
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    p = _masks.check_probability(fn, p)
+    _masks.check_call(fn, input, p, training)
     if input.ndim not in (3, 4):
         warnings.warn(
             f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result in an "
@@ -331,55 +309,30 @@ def dropout2d(input, p=0.5, training=True, inplace=False):  # noqa: A002
         )
     if input.ndim < 2:
         raise RuntimeError(f"{fn}(): feature dropout requires at least 2 dimensions in the input, got {input.shape}")
-    if not training or p == 0:
-        return input
-    return _feature_dropout(fn, input, p)
+    return _masks.masked_noise(fn, input, p, training, inplace, 2, alpha=False)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):  # noqa: A002
     """Zero whole channels of (N, C, L) or (C, L) inputs, each with probability ``p``; see ``dropout2d``.
 
     Raises:
-        TypeError: ``p`` is not a number.
-        ValueError: ``p`` is not in [0, 1].
-        RuntimeError: the input is not 2-D or 3-D, or not floating point.
+        TypeError, ValueError: as ``dropout2d``.
+        RuntimeError: ``p`` is NaN; the input is not 2-D or 3-D; in training, not floating point.
     """
     fn = "dropout1d"
-    _check_p(fn, p)
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    p = _masks.check_probability(fn, p)
+    _masks.check_call(fn, input, p, training)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"{fn}(): expected a 2D or 3D input, but received a {input.ndim}D input "
                            f"(shape {input.shape}); dropout1d drops channels of (N, C, L) or (C, L)")
-    if not training or p == 0:
-        return input
-    if input.ndim == 2:
-        return _feature_dropout(fn, input.unsqueeze(0), p).squeeze(0)
-    return _feature_dropout(fn, input, p)
+    # (N, C, L): one draw per (sample, channel); (C, L): one per channel
+    return _masks.masked_noise(fn, input, p, training, inplace, input.ndim - 1, alpha=False)
 
 
-class _DropoutNd(Module):
-    """Shared constructor of the channel-wise dropout modules: probability ``p`` (and PyTorch's ``inplace``).
-
-    Raises (``Dropout1d``, ``Dropout2d``):
-        TypeError: ``p`` is not a number.
-        ValueError: ``p`` is not in [0, 1].
-    """
-
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__()
-        _check_p(type(self).__name__, p)
-        self.p = p
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
-
-
-class Dropout2d(_DropoutNd):
+class Dropout2d(_masks.DropoutModule):
     """Channel-wise dropout of (N, C, H, W) or (C, H, W) inputs in training mode: see ``dropout2d``.
 
-    Raises TypeError for a ``p`` that is not a number, ValueError for one outside [0, 1].
+    ``p`` is checked when built as in ``Dropout3d``.
     """
 
     def forward(self, input):  # noqa: A002
@@ -387,10 +340,10 @@ class Dropout2d(_DropoutNd):
         return dropout2d(input, self.p, self.training, self.inplace)
 
 
-class Dropout1d(_DropoutNd):
+class Dropout1d(_masks.DropoutModule):
     """Channel-wise dropout of (N, C, L) or (C, L) inputs in training mode: see ``dropout1d``.
 
-    Raises TypeError for a ``p`` that is not a number, ValueError for one outside [0, 1].
+    ``p`` is checked when built as in ``Dropout3d``.
     """
 
     def forward(self, input):  # noqa: A002
@@ -407,21 +360,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):  # noqa: A002
     given unless it is 4-D). The mask comes from the generator of the
     input's device (``mg.manual_seed``); the gradient goes through the same mask.
 
-    Args:
-        input: floating Tensor.
-        p: probability of zeroing a channel (default 0.5).
-        training: apply it (default True); must be a bool.
-        inplace: write the result into ``input`` and return it.
-
-    Returns:
-        Tensor of the input's shape and dtype; ``input`` itself when not
-        training, when p is 0, or when it is empty; zeros when p is 1.
-
-    Raises:
-        TypeError: ``p`` is not a number, ``input`` is not a Tensor, or ``training`` is not a bool.
-        ValueError: ``p`` is outside [0, 1].
-        RuntimeError: ``p`` is NaN; in training with 0 < p < 1, a 0-d input,
-            or an integer or bool input; in place on a leaf that requires grad.
+    Arguments, result and errors as ``F.alpha_dropout``'s (``p`` is the probability of zeroing a
+    channel; ``training`` defaults to True), and RuntimeError for a 0-d input in training with 0 < p < 1.
         NotImplementedError: a complex input in training with 0 < p < 1.
     """
     fn = "dropout3d"

@@ -84,14 +84,15 @@ def _as_window_2d(geometry) -> tuple:
     return (1,) + kernel, (1,) + stride, (0,) + padding, (1,) + dilation
 
 
-def _check_window(fn, x, kernel, stride, padding, dilation, ceil_mode, spatial=2) -> tuple:
-    """Validate a pooling window over ``x``'s last two dimensions; return the output size (Ho, Wo).
+def _check_window(fn, x, kernel, stride, padding, dilation, ceil_mode, spatial=None) -> tuple:
+    """Validate a pooling window over ``x``'s last ``len(kernel)`` dimensions; return the output size.
 
     The padding may be at most half the kernel size (PyTorch's limit, for
     dilated max pooling too). Messages show the last ``spatial`` dimensions
-    (a 1-D pooling runs as a 2-D one over a height of 1).
+    (default all; a 1-D pooling runs as a 2-D one over a height of 1).
     """
-    shown = slice(2 - spatial, None)
+    rank = len(kernel)
+    shown = slice(rank - (rank if spatial is None else spatial), None)
     kernel_, stride_, padding_, dilation_ = kernel[shown], stride[shown], padding[shown], dilation[shown]
     if min(kernel) <= 0:
         raise RuntimeError(f"{fn}(): kernel_size must be greater than zero, got {kernel_}")
@@ -103,7 +104,7 @@ def _check_window(fn, x, kernel, stride, padding, dilation, ceil_mode, spatial=2
         raise RuntimeError(f"{fn}(): padding must be non-negative, got {padding_}")
     if any(p > k // 2 for p, k in zip(padding, kernel)):
         raise RuntimeError(f"{fn}(): padding {padding_} must be at most half of kernel_size {kernel_}")
-    size = x.shape[-2:]
+    size = x.shape[-rank:]
     out = tuple(ops.pool_output_size(*args, ceil_mode) for args in zip(size, kernel, stride, padding, dilation))
     if min(out) < 1:
         raise RuntimeError(
@@ -181,9 +182,9 @@ def _max_pool(fn, x, geometry, ceil_mode, return_indices, spatial):
     return _max_result(ops.MaxPool2d(*geometry, out_size), x, return_indices)
 
 
-def _max_result(op, x, return_indices):
-    """``op`` (a max pooling) applied to ``x`` (3-D or 4-D), and the indices of its picks if asked for."""
-    batched, added = _batched(x, 2)
+def _max_result(op, x, return_indices, spatial=2):
+    """``op`` (a max pooling over ``spatial`` dims) applied to ``x`` (batched or not), and its picks if asked for."""
+    batched, added = _batched(x, spatial)
     out = op(batched)
     indices = _index_tensor(op.indices)
     if added:
@@ -208,13 +209,13 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def _adaptive_size(fn, x, output_size, spatial) -> tuple:
-    """``output_size`` as a tuple of ``spatial`` ints; in 2-D an entry None means the input's size.
+    """``output_size`` as a tuple of ``spatial`` ints; in 2-D and 3-D an entry None means the input's size.
 
     Raises:
-        TypeError: not an int or a sequence of ints (or None in 2-D).
+        TypeError: not an int or a sequence of ints (or None in 2-D and 3-D).
         RuntimeError: a sequence of another length, or a negative size.
     """
-    allowed = (lambda n: _is_int(n) or n is None) if spatial == 2 else _is_int
+    allowed = (lambda n: _is_int(n) or n is None) if spatial >= 2 else _is_int
     if allowed(output_size):
         sizes = (output_size,) * spatial
     elif isinstance(output_size, (tuple, list)) and all(map(allowed, output_size)):
@@ -222,7 +223,7 @@ def _adaptive_size(fn, x, output_size, spatial) -> tuple:
             raise RuntimeError(f"{fn}(): output_size must hold {spatial} sizes, got {output_size!r}")
         sizes = tuple(output_size)
     else:
-        kind = "ints or None" if spatial == 2 else "an int"
+        kind = "ints or None" if spatial >= 2 else "an int"
         raise TypeError(f"{fn}(): output_size must be an int or a tuple of {kind}, got {output_size!r}")
     if any(n is not None and n < 0 for n in sizes):
         raise RuntimeError(f"{fn}(): elements of output_size must be >= 0, got {output_size!r}")
@@ -299,16 +300,26 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(fn, input, geometry, ceil_mode, count_include_pad, divisor_override, 2)
 
 
-def _avg_pool(fn, x, geometry, ceil_mode, count_include_pad, divisor_override, spatial):
-    """Average pooling of a 3-D or 4-D ``x`` with a 2-D ``geometry``; messages as for ``spatial`` dimensions."""
+def _avg_pool_flags(fn, ceil_mode, count_include_pad, divisor_override):
+    """Check average pooling's flags; return ``divisor_override`` as an int (or None).
+
+    Raises:
+        TypeError: a flag is not a bool, or ``divisor_override`` not an int. RuntimeError: it is zero.
+    """
     _expect_bool(fn, "ceil_mode", ceil_mode)
     _expect_bool(fn, "count_include_pad", count_include_pad)
-    if divisor_override is not None:
-        if not _is_int(divisor_override):
-            raise TypeError(f"{fn}(): divisor_override must be an int, got {type(divisor_override).__name__}")
-        if divisor_override == 0:
-            raise RuntimeError(f"{fn}(): divisor_override must not be zero")
-        divisor_override = int(divisor_override)
+    if divisor_override is None:
+        return None
+    if not _is_int(divisor_override):
+        raise TypeError(f"{fn}(): divisor_override must be an int, got {type(divisor_override).__name__}")
+    if divisor_override == 0:
+        raise RuntimeError(f"{fn}(): divisor_override must not be zero")
+    return int(divisor_override)
+
+
+def _avg_pool(fn, x, geometry, ceil_mode, count_include_pad, divisor_override, spatial):
+    """Average pooling of a 3-D or 4-D ``x`` with a 2-D ``geometry``; messages as for ``spatial`` dimensions."""
+    divisor_override = _avg_pool_flags(fn, ceil_mode, count_include_pad, divisor_override)
     out_size = _check_window(fn, x, *geometry, ceil_mode, spatial)
     kernel, stride, padding, _ = geometry
     batched, added = _batched(x, 2)

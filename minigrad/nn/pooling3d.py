@@ -12,55 +12,24 @@ from __future__ import annotations
 
 from minigrad import backend
 from minigrad.nn.module import Module
-from minigrad.nn.pooling import _expect_bool, _expect_input, _geometry, _index_tensor, _is_int
+from minigrad.nn.pooling import (
+    _adaptive_size,
+    _avg_pool_flags,
+    _batched,
+    _check_window,
+    _expect_bool,
+    _expect_input,
+    _geometry,
+    _max_result,
+)
 from minigrad.ops import pooling3d as ops
-from minigrad.ops.pooling import adaptive_bounds, pool_output_size
+from minigrad.ops.pooling import adaptive_bounds
 from minigrad.tensor import Tensor
 
 __all__ = [
     "max_pool3d", "avg_pool3d", "adaptive_max_pool3d", "adaptive_avg_pool3d", "MaxPool3d", "AvgPool3d",
     "AdaptiveMaxPool3d", "AdaptiveAvgPool3d",
 ]
-
-
-def _check_window(fn, x, kernel, stride, padding, dilation, ceil_mode) -> tuple:
-    """Validate a pooling window over ``x``'s last three dimensions; return the output size (Do, Ho, Wo).
-
-    The padding may be at most half the kernel size (PyTorch's limit, for dilated max pooling too).
-    """
-    if min(kernel) <= 0:
-        raise RuntimeError(f"{fn}(): kernel_size must be greater than zero, got {kernel}")
-    if min(stride) <= 0:
-        raise RuntimeError(f"{fn}(): stride must be greater than zero, got {stride}")
-    if min(dilation) <= 0:
-        raise RuntimeError(f"{fn}(): dilation must be greater than zero, got {dilation}")
-    if min(padding) < 0:
-        raise RuntimeError(f"{fn}(): padding must be non-negative, got {padding}")
-    if any(p > k // 2 for p, k in zip(padding, kernel)):
-        raise RuntimeError(f"{fn}(): padding {padding} must be at most half of kernel_size {kernel}")
-    size = tuple(x.shape[-3:])
-    out = tuple(pool_output_size(*args, ceil_mode) for args in zip(size, kernel, stride, padding, dilation))
-    if min(out) < 1:
-        raise RuntimeError(
-            f"{fn}(): input of size {size} gives an output of size {out}: the output is too small "
-            f"(kernel_size={kernel}, stride={stride}, padding={padding}, dilation={dilation})"
-        )
-    return out
-
-
-def _batched(x):
-    """``x`` with a batch dimension, and whether one was added."""
-    return (x.unsqueeze(0), True) if x.ndim == 4 else (x, False)
-
-
-def _max_result(op, x, return_indices):
-    """``op`` (a 3-D max pooling) applied to ``x`` (4-D or 5-D), and the indices of its picks if asked for."""
-    batched, added = _batched(x)
-    out = op(batched)
-    indices = _index_tensor(op.indices)
-    if added:
-        out, indices = out.squeeze(0), indices.squeeze(0)
-    return (out, indices) if return_indices else out
 
 
 # -- max pooling --------------------------------------------------------------------------------
@@ -101,30 +70,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     _expect_bool(fn, "ceil_mode", ceil_mode)
     _expect_bool(fn, "return_indices", return_indices)
     out_size = _check_window(fn, input, *geometry, ceil_mode)
-    return _max_result(ops.MaxPool3d(*geometry, out_size), input, return_indices)
-
-
-def _adaptive_size(fn, x, output_size) -> tuple:
-    """``output_size`` as a tuple of 3 ints; an entry None means the input's size.
-
-    Raises:
-        TypeError: not an int or a sequence of ints or None.
-        RuntimeError: a sequence of another length than 3, or a negative size.
-    """
-    def allowed(n):
-        return _is_int(n) or n is None
-
-    if allowed(output_size):
-        sizes = (output_size,) * 3
-    elif isinstance(output_size, (tuple, list)) and all(map(allowed, output_size)):
-        if len(output_size) != 3:
-            raise RuntimeError(f"{fn}(): output_size must hold 3 sizes, got {output_size!r}")
-        sizes = tuple(output_size)
-    else:
-        raise TypeError(f"{fn}(): output_size must be an int or a tuple of 3 ints or None, got {output_size!r}")
-    if any(n is not None and n < 0 for n in sizes):
-        raise RuntimeError(f"{fn}(): elements of output_size must be >= 0, got {output_size!r}")
-    return tuple(x.shape[x.ndim - 3 + i] if n is None else int(n) for i, n in enumerate(sizes))
+    return _max_result(ops.MaxPool3d(*geometry, out_size), input, return_indices, 3)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
@@ -147,8 +93,8 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
     fn = "adaptive_max_pool3d"
     _expect_input(fn, input, 3, integers=False)
     _expect_bool(fn, "return_indices", return_indices)
-    out_size = _adaptive_size(fn, input, output_size)
-    return _max_result(ops.AdaptiveMaxPool3d(out_size), input, return_indices)
+    out_size = _adaptive_size(fn, input, output_size, 3)
+    return _max_result(ops.AdaptiveMaxPool3d(out_size), input, return_indices, 3)
 
 
 # -- average pooling ----------------------------------------------------------------------------
@@ -156,19 +102,12 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
                divisor_override=None):
-    """Mean over sliding windows of a batch of volumes.
+    """Mean over sliding windows of a batch of volumes: ``avg_pool2d`` with triples (kd, kh, kw) for pairs.
 
     Args:
         input: Tensor (N, C, D, H, W) or (C, D, H, W); float32/float64 or integer
             (integer means truncate toward zero, as in PyTorch).
-        kernel_size: int or (kd, kh, kw).
-        stride: int or triple; None (or empty) means ``kernel_size``.
-        padding: zeros added on both sides, at most half the kernel.
-        ceil_mode: round the output size up (a window may run past the input).
-        count_include_pad: divide by the window's size including the zero
-            padding (not the extra positions of ``ceil_mode``); otherwise by
-            the number of input elements in the window.
-        divisor_override: divide every window's sum by this non-zero int instead.
+        kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override: as ``avg_pool2d``'s.
 
     Returns:
         Tensor (N, C, Do, Ho, Wo) (or without N).
@@ -186,19 +125,12 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if input.dtype.kind == "f" and input.dtype.itemsize < 4:
         raise NotImplementedError(f"{fn}(): not implemented for dtype {input.dtype}; cast to float32 first")
     kernel, stride, padding, _ = _geometry(fn, 3, kernel_size, stride, padding)
-    _expect_bool(fn, "ceil_mode", ceil_mode)
-    _expect_bool(fn, "count_include_pad", count_include_pad)
-    if divisor_override is not None:
-        if not _is_int(divisor_override):
-            raise TypeError(f"{fn}(): divisor_override must be an int, got {type(divisor_override).__name__}")
-        if divisor_override == 0:
-            raise RuntimeError(f"{fn}(): divisor_override must not be zero")
-        divisor_override = int(divisor_override)
+    divisor_override = _avg_pool_flags(fn, ceil_mode, count_include_pad, divisor_override)
     if any(n < k for n, k in zip(input.shape[-3:], kernel)):  # PyTorch's 3-D average pooling checks this
         raise RuntimeError(f"{fn}(): input of size {tuple(input.shape[-3:])} is smaller than the kernel {kernel} "
                            "(padding not counted)")
     out_size = _check_window(fn, input, kernel, stride, padding, (1, 1, 1), ceil_mode)
-    x, added = _batched(input)
+    x, added = _batched(input, 3)
     geometry = ops.AvgPool3dGeometry(tuple(x.shape), kernel, stride, padding, out_size, bool(count_include_pad),
                                      divisor_override)
     out = ops.AvgPool3d(geometry)(x)
@@ -233,7 +165,7 @@ def adaptive_avg_pool3d(input, output_size):  # noqa: A002
     """
     fn = "adaptive_avg_pool3d"
     _expect_input(fn, input, 3, integers=False)
-    do, ho, wo = _adaptive_size(fn, input, output_size)
+    do, ho, wo = _adaptive_size(fn, input, output_size, 3)
     *lead, d, h, w = input.shape
     if (do, ho, wo) == (1, 1, 1):  # global average pooling
         return input.mean((-3, -2, -1), keepdim=True)

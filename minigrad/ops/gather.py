@@ -162,7 +162,12 @@ class ScatterMultiply(FunctionNode):
 
 
 def multiply_at(target, where, values) -> None:
-    """``target[where] *= values`` with repeated positions all applied (NumPy's ``multiply.at``, also on CuPy).
+    """``target[where] *= values`` with repeated positions all applied (NumPy's ``multiply.at``, also on CuPy)."""
+    apply_at_in_rounds(target, where, values, backend.get_array_module(target).multiply)
+
+
+def apply_at_in_rounds(target, where, values, ufunc) -> None:
+    """``target[where] = ufunc(target[where], values)`` with repeated positions all applied (as ``ufunc.at``).
 
     Positions are sorted; the k-th occurrence of every position is applied in
     round k, so each round writes each position at most once.
@@ -180,7 +185,8 @@ def multiply_at(target, where, values) -> None:
     rank = xp.arange(flat.size) - xp.flatnonzero(starts)[group]
     for k in range(int(rank.max()) + 1):
         chosen = rank == k
-        target[xp.unravel_index(flat[chosen], target.shape)] *= values[chosen]
+        spot = xp.unravel_index(flat[chosen], target.shape)
+        target[spot] = ufunc(target[spot], values[chosen])
 
 
 # -- argument checks --------------------------------------------------------------------------------

@@ -485,19 +485,7 @@ def _apply_at(target, where, values, name: str) -> None:
             return
         except (NotImplementedError, TypeError):
             pass  # this device's ufunc.at lacks the ufunc or the dtype: the rounds below
-    where = xp.broadcast_arrays(*where)
-    flat = xp.ravel_multi_index(where, target.shape).ravel()
-    values = xp.broadcast_to(xp.asarray(values, dtype=target.dtype), where[0].shape).ravel()
-    if flat.size == 0:
-        return
-    order = xp.argsort(flat, kind="stable")
-    flat, values = flat[order], values[order]
-    starts = xp.concatenate([xp.ones(1, dtype=bool), flat[1:] != flat[:-1]])
-    rank = xp.arange(flat.size) - xp.flatnonzero(starts)[xp.cumsum(starts) - 1]
-    for k in range(int(rank.max()) + 1):
-        chosen = rank == k
-        spot = xp.unravel_index(flat[chosen], target.shape)
-        target[spot] = ufunc(target[spot], values[chosen])
+    _gather.apply_at_in_rounds(target, where, values, ufunc)
 
 
 def _scatter_reduced(xp, a, index_array, src, axis, reduce, include_self):

@@ -69,6 +69,12 @@ def _padded(xp, x, padding, out_size, span, fill):
     return out
 
 
+def divide_truncating(xp, total, divisor, dtype):
+    """``total / divisor`` for integer arrays as PyTorch's C++ kernels divide: rounded toward zero, in ``dtype``."""
+    quotient = xp.abs(total) // xp.abs(divisor)
+    return (quotient * (xp.sign(total) * xp.sign(divisor))).astype(dtype, copy=False)
+
+
 def _lowest(xp, dtype):
     """The value below every other of ``dtype``: -inf for floats, the minimum for integers."""
     return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
@@ -308,17 +314,28 @@ class AvgPoolGeometry:
 
     def divisor(self, xp):
         """The divisor of every window: an int, or an int array (Ho, Wo) (PyTorch's rule)."""
-        if self.divisor_override is not None:
-            return self.divisor_override
-        counts = []
-        for size, kernel, stride, padding, out in zip(self.in_shape[2:], self.kernel, self.stride, self.padding,
-                                                      self.out_size):
-            start = xp.arange(out) * stride - padding
-            end = xp.minimum(start + kernel, size + padding)
-            if not self.count_include_pad:
-                start, end = xp.maximum(start, 0), xp.minimum(end, size)
-            counts.append(end - start)
-        return counts[0][:, None] * counts[1][None, :]
+        return window_divisor(xp, self)
+
+
+def window_divisor(xp, geometry):
+    """What each average-pooling window's sum is divided by, for a geometry of any number of spatial dims.
+
+    ``geometry.divisor_override`` when set; else the product over the spatial
+    axes of each window's length clipped to the padded input (or, without
+    ``count_include_pad``, to the input itself): an int array of shape ``out_size``.
+    """
+    if geometry.divisor_override is not None:
+        return geometry.divisor_override
+    divisor, rank = 1, len(geometry.kernel)
+    for axis, (size, kernel, stride, padding, out) in enumerate(
+        zip(geometry.in_shape[2:], geometry.kernel, geometry.stride, geometry.padding, geometry.out_size)
+    ):
+        start = xp.arange(out) * stride - padding
+        end = xp.minimum(start + kernel, size + padding)
+        if not geometry.count_include_pad:
+            start, end = xp.maximum(start, 0), xp.minimum(end, size)
+        divisor = divisor * (end - start).reshape([out if a == axis else 1 for a in range(rank)])
+    return divisor
 
 
 class AvgPool2d(FunctionNode):
@@ -345,9 +362,7 @@ class AvgPool2d(FunctionNode):
         if x.dtype.kind == "f":
             total /= xp.asarray(geometry.divisor(xp), dtype=accumulate)
             return total.astype(x.dtype, copy=False)
-        divisor = xp.asarray(geometry.divisor(xp), dtype=x.dtype)
-        quotient = xp.abs(total) // xp.abs(divisor)  # C++ integer division truncates toward zero
-        return (quotient * (xp.sign(total) * xp.sign(divisor))).astype(x.dtype, copy=False)
+        return divide_truncating(xp, total, xp.asarray(geometry.divisor(xp), dtype=x.dtype), x.dtype)
 
     def backward(self, g):
         return AvgPool2dGrad(self.geometry)(g)

@@ -19,12 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minigrad.function import FunctionNode
-from minigrad.ops.pooling import MaxPoolScatter, adaptive_bounds
-
-
-def _lowest(xp, dtype):
-    """The value below every other of ``dtype``: -inf for floats, the minimum for integers."""
-    return -xp.inf if dtype.kind == "f" else xp.iinfo(dtype).min
+from minigrad.ops.pooling import (
+    AvgPoolGeometry,
+    MaxPoolScatter,
+    _first_real,
+    _lowest,
+    _move_to,
+    adaptive_bounds,
+    divide_truncating,
+)
 
 
 def _padded(xp, x, padding, covered, fill):
@@ -38,18 +41,6 @@ def _padded(xp, x, padding, covered, fill):
     out = xp.full(shape, fill, dtype=x.dtype)
     out[(slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(before, x.shape[2:]))] = x
     return out
-
-
-def _first_real(xp, table):
-    """Per window (row of ``table``), its first position at or past the padding (possibly past the input's end)."""
-    return xp.take_along_axis(table, (table >= 0).argmax(axis=1)[:, None], axis=1)[:, 0]
-
-
-def _move_to(xp, choice, step, k, hit) -> None:
-    """choice <- k where ``hit``, in place (integer arithmetic: faster than a masked copy)."""
-    xp.subtract(k, choice, out=step)
-    step *= hit
-    choice += step
 
 
 # -- max pooling ----------------------------------------------------------------------------------
@@ -167,29 +158,15 @@ class AdaptiveMaxPool3d(MaxPool3d):
 
 
 @dataclass(frozen=True)
-class AvgPool3dGeometry:
-    """Where 3-D average pooling's windows lie (triples (depth, height, width)) and each window's divisor.
+class AvgPool3dGeometry(AvgPoolGeometry):
+    """``AvgPoolGeometry`` with triples (depth, height, width): where the windows lie and each one's divisor.
 
-    Attributes:
-        in_shape: (N, C, D, H, W) of the input.
-        kernel, stride, padding, out_size: the windows (zeros pad the input).
-        count_include_pad: divide by the window's size clipped to the padded
-            input (the extra positions of ``ceil_mode`` do not count), or else
-            by the number of input elements in the window.
-        divisor_override: a non-zero int every sum is divided by instead, or None.
+    ``in_shape`` is (N, C, D, H, W); the divisor (``window_divisor``) is an int or an int array (Do, Ho, Wo).
     """
-
-    in_shape: tuple
-    kernel: tuple
-    stride: tuple
-    padding: tuple
-    out_size: tuple
-    count_include_pad: bool = True
-    divisor_override: int | None = None
 
     def covered(self):
         """The padded length the windows read along each spatial dimension."""
-        return [s * (o - 1) + k for o, k, s in zip(self.out_size, self.kernel, self.stride)]
+        return [self.span(axis, out) for axis, out in enumerate(self.out_size)]
 
     def slices(self):
         """Index tuples of the padded input, one per kernel offset: the elements that offset meets."""
@@ -199,20 +176,6 @@ class AvgPool3dGeometry:
                 for m in range(kw):
                     yield (slice(None), slice(None), slice(i, i + sd * (do - 1) + 1, sd),
                            slice(j, j + sh * (ho - 1) + 1, sh), slice(m, m + sw * (wo - 1) + 1, sw))
-
-    def divisor(self, xp):
-        """The divisor of every window: an int, or an int array (Do, Ho, Wo) (PyTorch's rule)."""
-        if self.divisor_override is not None:
-            return self.divisor_override
-        counts = []
-        for size, kernel, stride, padding, out in zip(self.in_shape[2:], self.kernel, self.stride, self.padding,
-                                                      self.out_size):
-            start = xp.arange(out) * stride - padding
-            end = xp.minimum(start + kernel, size + padding)
-            if not self.count_include_pad:
-                start, end = xp.maximum(start, 0), xp.minimum(end, size)
-            counts.append(end - start)
-        return counts[0][:, None, None] * counts[1][None, :, None] * counts[2][None, None, :]
 
 
 class AvgPool3d(FunctionNode):
@@ -236,8 +199,7 @@ class AvgPool3d(FunctionNode):
         divisor = xp.asarray(geometry.divisor(xp), dtype=x.dtype)
         if x.dtype.kind == "f":
             return total / divisor
-        quotient = xp.abs(total) // xp.abs(divisor)  # C++ integer division truncates toward zero
-        return (quotient * (xp.sign(total) * xp.sign(divisor))).astype(x.dtype, copy=False)
+        return divide_truncating(xp, total, divisor, x.dtype)
 
     def backward(self, g):
         return AvgPool3dGrad(self.geometry)(g)

@@ -510,3 +510,19 @@ for _name in ("AlphaDropout", "FeatureAlphaDropout", "Dropout3d"):
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_bad_inputs_raise_pytorchs_classes(name):
     assert_same_class_as_torch(name, ERRORS[name])
+
+
+@pytest.mark.parametrize("name, shape", [("dropout1d", (2, 3, 5)), ("dropout2d", (2, 3, 4, 4))])
+def test_channel_dropouts_check_and_write_in_place_as_pytorch(name, shape):
+    """dropout1d/2d share dropout3d's checks and masks: NaN p refused at the call, ``inplace`` honoured."""
+    from tests.error_classes import assert_same_class_as_torch  # noqa: PLC0415
+
+    assert_same_class_as_torch(f"{name} p=nan", lambda L: getattr(L.nn.functional, name)(L.ones(*shape), float("nan")))
+    getattr(mg.nn, name.capitalize())(float("nan"))  # built, as in PyTorch (nn.Dropout1d, nn.Dropout2d)
+    x = mg.ones(*shape)
+    out = getattr(mg.nn.functional, name)(x, 0.5, True, True)
+    assert out is x
+    values = set(np.unique(x.array).tolist())
+    assert values <= {0.0, 2.0} and len(values) == 2
+    per_channel = x.array.reshape(shape[0], shape[1], -1)
+    assert (per_channel == per_channel[..., :1]).all(), "one draw per (sample, channel)"
