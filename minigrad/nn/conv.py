@@ -627,21 +627,11 @@ class Conv1d(_Conv):
 class Conv3d(_Conv):
     """3-D convolution over an input (N, C_in, D, H, W) or (C_in, D, H, W): see ``F.conv3d``.
 
-    Args:
-        in_channels, out_channels: channels of input and output.
-        kernel_size, stride, dilation: an int or a 3-tuple.
-        padding: an int or 3-tuple, ``"valid"`` or ``"same"`` (stride 1 only).
-        groups: split the channels into this many independent convolutions
-            (both channel counts divisible by it).
-        bias: learn a per-output-channel bias (default True).
-        padding_mode: ``"zeros"`` (default), ``"reflect"``, ``"replicate"``
-            or ``"circular"``: how the input is padded.
-
-    ``weight`` (out_channels, in_channels / groups, kd, kh, kw) and ``bias``
-    (out_channels,) are initialized like PyTorch's.
+    Arguments as ``Conv1d``'s, with 3-tuples where it takes 1-tuples; ``weight`` is
+    (out_channels, in_channels / groups, kd, kh, kw), initialized like PyTorch's.
 
     Raises:
-        ValueError, RuntimeError, TypeError: as ``Conv1d`` (with 3-tuples where it takes 1-tuples).
+        ValueError, RuntimeError, TypeError: as ``Conv1d``.
     """
 
     _dims = 3
@@ -748,19 +738,8 @@ class ConvTranspose2d(_ConvTransposeNd):
 class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution over an input (N, C_in, D, H, W) or (C_in, D, H, W): see ``F.conv_transpose3d``.
 
-    Args:
-        in_channels, out_channels: channels of input and output.
-        kernel_size, stride, padding, output_padding, dilation: an int or a 3-tuple.
-        groups: split the channels into this many independent convolutions.
-        bias: learn a per-output-channel bias (default True).
-        padding_mode: only ``"zeros"``, as in PyTorch.
-
-    ``weight`` is (in_channels, out_channels / groups, kd, kh, kw); it and
-    ``bias`` are initialized like PyTorch's. ``forward(input, output_size=None)``:
-    ``output_size`` picks the output padding that gives that size.
-
-    Raises:
-        ValueError, RuntimeError, TypeError: as ``ConvTranspose1d`` (with 3-tuples where it takes 1-tuples).
+    Arguments, ``forward(input, output_size=None)`` and errors as ``ConvTranspose1d``'s, with 3-tuples where
+    it takes 1-tuples; ``weight`` is (in_channels, out_channels / groups, kd, kh, kw), initialized like PyTorch's.
     """
 
     _dims = 3

@@ -26,6 +26,7 @@ max pooling has gradients of every order.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from minigrad.function import FunctionNode
@@ -58,14 +59,19 @@ def adaptive_bounds(xp, size, out):
 
 def _padded(xp, x, padding, out_size, span, fill):
     """``x`` with ``padding`` rows/columns of ``fill`` before and as many after as ``span`` windows need."""
-    n, c, h, w = x.shape
-    (ph, pw), (ho, wo) = padding, out_size
-    need_h, need_w = span(0, ho), span(1, wo)
-    bottom, right = max(0, need_h - ph - h), max(0, need_w - pw - w)
-    if not (ph or pw or bottom or right):
+    return padded_to(xp, x, padding, [span(axis, out) for axis, out in enumerate(out_size)], fill)
+
+
+def padded_to(xp, x, padding, covered, fill):
+    """``x`` (N, C, *spatial) with ``padding`` of ``fill`` before each spatial dimension and enough after it
+    to reach the ``covered`` length (the padded length the windows read)."""
+    before = padding
+    after = [max(0, need - p - n) for need, p, n in zip(covered, padding, x.shape[2:])]
+    if not any(before) and not any(after):
         return x
-    out = xp.full((n, c, ph + h + bottom, pw + w + right), fill, dtype=x.dtype)
-    out[:, :, ph : ph + h, pw : pw + w] = x
+    shape = x.shape[:2] + tuple(b + n + a for b, n, a in zip(before, x.shape[2:], after))
+    out = xp.full(shape, fill, dtype=x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(before, x.shape[2:]))] = x
     return out
 
 
@@ -282,7 +288,8 @@ class MaxPoolGather(FunctionNode):
 
 @dataclass(frozen=True)
 class AvgPoolGeometry:
-    """Where average pooling's windows lie (pairs (height, width)) and what each window's sum is divided by.
+    """Where average pooling's windows lie (one entry per spatial dimension: pairs (height, width) for 2-D
+    pooling) and what each window's sum is divided by.
 
     Attributes:
         in_shape: (N, C, H, W) of the input.
@@ -305,12 +312,18 @@ class AvgPoolGeometry:
         """Padded length that ``count`` windows along ``axis`` cover."""
         return self.stride[axis] * (count - 1) + self.kernel[axis]
 
+    def covered(self):
+        """The padded length the windows read along each spatial dimension."""
+        return [self.span(axis, out) for axis, out in enumerate(self.out_size)]
+
     def slices(self):
-        """(rows, cols) slices of the padded input, one pair per kernel offset."""
-        (kh, kw), (sh, sw), (ho, wo) = self.kernel, self.stride, self.out_size
-        for i in range(kh):
-            for j in range(kw):
-                yield slice(i, i + sh * (ho - 1) + 1, sh), slice(j, j + sw * (wo - 1) + 1, sw)
+        """Index tuples of the padded input (N, C, *spatial), one per kernel offset: the elements it meets."""
+        strided = [
+            [slice(i, i + s * (o - 1) + 1, s) for i in range(k)]
+            for k, s, o in zip(self.kernel, self.stride, self.out_size)
+        ]
+        for spatial in itertools.product(*strided):
+            yield (slice(None), slice(None)) + spatial
 
     def divisor(self, xp):
         """The divisor of every window: an int, or an int array (Ho, Wo) (PyTorch's rule)."""
@@ -339,7 +352,7 @@ def window_divisor(xp, geometry):
 
 
 class AvgPool2d(FunctionNode):
-    """Sum over each window of an (N, C, H, W) array divided by the window's divisor (``AvgPoolGeometry``)
+    """Sum over each window of an (N, C, H, W) array (or any number of spatial dims) divided by its divisor
 
     Zeros pad the input. Integer arrays divide with truncation toward zero,
     as PyTorch does; float16 sums are accumulated in float32.
@@ -350,11 +363,11 @@ class AvgPool2d(FunctionNode):
 
     def forward(self, x):
         xp, geometry = self.xp, self.geometry
-        padded = _padded(xp, x, geometry.padding, geometry.out_size, geometry.span, 0)
+        padded = padded_to(xp, x, geometry.padding, geometry.covered(), 0)
         accumulate = xp.float32 if x.dtype == xp.float16 else x.dtype
         total = None
-        for rows, cols in geometry.slices():
-            window = padded[:, :, rows, cols]
+        for where in geometry.slices():
+            window = padded[where]
             if total is None:
                 total = window.astype(accumulate, copy=True)
             else:
@@ -376,14 +389,13 @@ class AvgPool2dGrad(FunctionNode):
 
     def forward(self, g):
         xp, geometry = self.xp, self.geometry
-        n, c, h, w = geometry.in_shape
-        (ph, pw), (ho, wo) = geometry.padding, geometry.out_size
-        out = xp.zeros((n, c, max(geometry.span(0, ho), ph + h), max(geometry.span(1, wo), pw + w)), dtype=g.dtype)
+        size, padding = geometry.in_shape[2:], geometry.padding
+        shape = tuple(max(c, p + n) for c, p, n in zip(geometry.covered(), padding, size))
+        out = xp.zeros(geometry.in_shape[:2] + shape, dtype=g.dtype)
         share = g / xp.asarray(geometry.divisor(xp), dtype=g.dtype)
-        for rows, cols in geometry.slices():
-            # The positions of one offset are distinct, so += on the slice is exact.
-            out[:, :, rows, cols] += share
-        return out[:, :, ph : ph + h, pw : pw + w]
+        for where in geometry.slices():
+            out[where] += share  # the positions of one offset are distinct, so += on the slice is exact
+        return out[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(padding, size))]
 
     def backward(self, gg):
         return AvgPool2d(self.geometry)(gg)

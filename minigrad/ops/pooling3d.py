@@ -20,28 +20,16 @@ from dataclasses import dataclass
 
 from minigrad.function import FunctionNode
 from minigrad.ops.pooling import (
+    AvgPool2d,
+    AvgPool2dGrad,
     AvgPoolGeometry,
     MaxPoolScatter,
     _first_real,
     _lowest,
     _move_to,
     adaptive_bounds,
-    divide_truncating,
+    padded_to,
 )
-
-
-def _padded(xp, x, padding, covered, fill):
-    """``x`` (N, C, D, H, W) with ``padding`` of ``fill`` before each spatial dimension and enough after it to
-    reach the ``covered`` length (the padded length the windows read)."""
-    before = padding
-    after = [max(0, need - p - n) for need, p, n in zip(covered, padding, x.shape[2:])]
-    if not any(before) and not any(after):
-        return x
-    shape = x.shape[:2] + tuple(b + n + a for b, n, a in zip(before, x.shape[2:], after))
-    out = xp.full(shape, fill, dtype=x.dtype)
-    out[(slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(before, x.shape[2:]))] = x
-    return out
-
 
 # -- max pooling ----------------------------------------------------------------------------------
 
@@ -67,7 +55,7 @@ class MaxPool3d(FunctionNode):
                   for o, k, s, p, d in zip(self.out_size, self.kernel, self.stride, self.padding, self.dilation)]
         covered = [s * (o - 1) + d * (k - 1) + 1
                    for o, k, s, d in zip(self.out_size, self.kernel, self.stride, self.dilation)]
-        padded = _padded(xp, x, self.padding, covered, _lowest(xp, x.dtype))
+        padded = padded_to(xp, x, self.padding, covered, _lowest(xp, x.dtype))
         (kd, kh, kw), (sd, sh, sw), (dd, dh, dw) = self.kernel, self.stride, self.dilation
         do, ho, wo = self.out_size
         values = [padded[:, :, i * dd : i * dd + sd * (do - 1) + 1 : sd, j * dh : j * dh + sh * (ho - 1) + 1 : sh,
@@ -164,62 +152,20 @@ class AvgPool3dGeometry(AvgPoolGeometry):
     ``in_shape`` is (N, C, D, H, W); the divisor (``window_divisor``) is an int or an int array (Do, Ho, Wo).
     """
 
-    def covered(self):
-        """The padded length the windows read along each spatial dimension."""
-        return [self.span(axis, out) for axis, out in enumerate(self.out_size)]
 
-    def slices(self):
-        """Index tuples of the padded input, one per kernel offset: the elements that offset meets."""
-        (kd, kh, kw), (sd, sh, sw), (do, ho, wo) = self.kernel, self.stride, self.out_size
-        for i in range(kd):
-            for j in range(kh):
-                for m in range(kw):
-                    yield (slice(None), slice(None), slice(i, i + sd * (do - 1) + 1, sd),
-                           slice(j, j + sh * (ho - 1) + 1, sh), slice(m, m + sw * (wo - 1) + 1, sw))
-
-
-class AvgPool3d(FunctionNode):
+class AvgPool3d(AvgPool2d):
     """Sum over each window of an (N, C, D, H, W) array divided by its divisor (``AvgPool3dGeometry``)
 
-    Zeros pad the input. Integer arrays divide with truncation toward zero, as PyTorch does.
+    ``AvgPool2d``'s computation, which runs over any number of spatial dimensions; its own node
+    so that the graph names it and its backward is ``AvgPool3dGrad``.
     """
-
-    def __init__(self, geometry):
-        self.geometry = geometry
-
-    def forward(self, x):
-        xp, geometry = self.xp, self.geometry
-        padded = _padded(xp, x, geometry.padding, geometry.covered(), 0)
-        total = None
-        for where in geometry.slices():
-            if total is None:
-                total = padded[where].copy()
-            else:
-                total += padded[where]
-        divisor = xp.asarray(geometry.divisor(xp), dtype=x.dtype)
-        if x.dtype.kind == "f":
-            return total / divisor
-        return divide_truncating(xp, total, divisor, x.dtype)
 
     def backward(self, g):
         return AvgPool3dGrad(self.geometry)(g)
 
 
-class AvgPool3dGrad(FunctionNode):
+class AvgPool3dGrad(AvgPool2dGrad):
     """The backward of ``AvgPool3d``: each gradient divided by its window's divisor, spread over the window"""
-
-    def __init__(self, geometry):
-        self.geometry = geometry
-
-    def forward(self, g):
-        xp, geometry = self.xp, self.geometry
-        size, padding = geometry.in_shape[2:], geometry.padding
-        shape = tuple(max(c, p + n) for c, p, n in zip(geometry.covered(), padding, size))
-        out = xp.zeros(geometry.in_shape[:2] + shape, dtype=g.dtype)
-        share = g / xp.asarray(geometry.divisor(xp), dtype=g.dtype)
-        for where in geometry.slices():
-            out[where] += share  # the positions of one offset are distinct, so += on the slice is exact
-        return out[(slice(None), slice(None)) + tuple(slice(p, p + n) for p, n in zip(padding, size))]
 
     def backward(self, gg):
         return AvgPool3d(self.geometry)(gg)
