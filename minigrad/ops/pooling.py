@@ -129,17 +129,7 @@ class MaxPool2d(FunctionNode):
         h, w = x.shape[2:]
         self.in_shape, self.keep = x.shape, None
         rows, cols, values = self._windows(x)
-        best = values[0].copy()
-        for v in values[1:]:
-            xp.maximum(best, v, out=best)  # NaN propagates, as in PyTorch
-        # The offset of the pick: the first equal to the maximum (later offsets first, earlier ones overwrite).
-        choice = xp.full(best.shape, -1, dtype=xp.int8 if len(values) < 128 else xp.int32)
-        step = xp.empty_like(choice)
-        for k in range(len(values) - 1, -1, -1):
-            _move_to(xp, choice, step, k, values[k] == best)
-        if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
-            for k in range(len(values)):  # PyTorch's scan takes every NaN it meets: the last NaN wins
-                _move_to(xp, choice, step, k, xp.isnan(values[k]))
+        best, choice = pick_maximum(xp, values)
         indices = self._flat_indices(rows, cols, choice, w)
         at_lowest = best == _lowest(xp, x.dtype)
         if bool(at_lowest.any()):
@@ -180,6 +170,24 @@ def _move_to(xp, choice, step, k, hit) -> None:
     xp.subtract(k, choice, out=step)
     step *= hit
     choice += step
+
+
+def pick_maximum(xp, values):
+    """``(best, choice)``: the elementwise maximum of the window arrays ``values`` (one per kernel offset) and
+    the offset each maximum came from, as PyTorch picks it: the first offset equal to the maximum, or the
+    last NaN (NaN propagates)."""
+    best = values[0].copy()
+    for v in values[1:]:
+        xp.maximum(best, v, out=best)
+    # Later offsets first, so that earlier ones overwrite: the first equal to the maximum wins.
+    choice = xp.full(best.shape, -1, dtype=xp.int8 if len(values) < 128 else xp.int32)
+    step = xp.empty_like(choice)
+    for k in range(len(values) - 1, -1, -1):
+        _move_to(xp, choice, step, k, values[k] == best)
+    if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
+        for k in range(len(values)):  # PyTorch's scan takes every NaN it meets: the last NaN wins
+            _move_to(xp, choice, step, k, xp.isnan(values[k]))
+    return best, choice
 
 
 def _first_real(xp, table):

@@ -26,9 +26,9 @@ from minigrad.ops.pooling import (
     MaxPoolScatter,
     _first_real,
     _lowest,
-    _move_to,
     adaptive_bounds,
     padded_to,
+    pick_maximum,
 )
 
 # -- max pooling ----------------------------------------------------------------------------------
@@ -68,17 +68,7 @@ class MaxPool3d(FunctionNode):
         d, h, w = x.shape[2:]
         self.in_shape, self.keep = x.shape, None
         tables, values = self._windows(x)
-        best = values[0].copy()
-        for v in values[1:]:
-            xp.maximum(best, v, out=best)  # NaN propagates, as in PyTorch
-        # The offset of the pick: the first equal to the maximum (later offsets first, earlier ones overwrite).
-        choice = xp.full(best.shape, -1, dtype=xp.int8 if len(values) < 128 else xp.int32)
-        step = xp.empty_like(choice)
-        for k in range(len(values) - 1, -1, -1):
-            _move_to(xp, choice, step, k, values[k] == best)
-        if best.dtype.kind == "f" and bool(xp.isnan(best).any()):
-            for k in range(len(values)):  # PyTorch's scan takes every NaN it meets: the last NaN wins
-                _move_to(xp, choice, step, k, xp.isnan(values[k]))
+        best, choice = pick_maximum(xp, values)
         kh, kw = tables[1].shape[1], tables[2].shape[1]
         choice = choice.astype(xp.int64)
         od, oh, ow = (xp.arange(n).reshape(shape) for n, shape in
@@ -110,12 +100,7 @@ class MaxPool3d(FunctionNode):
 
 
 class AdaptiveMaxPool3d(MaxPool3d):
-    """Max over PyTorch's adaptive windows: output index i along a dimension of size n covers floor(i*n/o)
-    to ceil((i+1)*n/o) - 1
-
-    Windows differ in size by at most one; shorter ones repeat their last
-    element for the missing offsets, which never changes the pick.
-    """
+    """Max over PyTorch's adaptive windows, along each of three dims as ``AdaptiveMaxPool2d`` along two"""
 
     def __init__(self, out_size):
         self.out_size = out_size
