@@ -32,6 +32,7 @@ import numpy as np
 from minigrad import backend
 from minigrad.nn.module import Module
 from minigrad.nn.pointwise_activations import in_place
+from minigrad.ops._util import expect_tensor
 from minigrad.tensor import Tensor
 
 __all__ = ["alpha_dropout", "feature_alpha_dropout", "AlphaDropout", "FeatureAlphaDropout"]
@@ -63,8 +64,7 @@ def check_call(fn: str, input, p: float, training) -> None:  # noqa: A002
         TypeError: ``input`` is not a Tensor, or ``training`` is not a bool.
         RuntimeError: ``p`` is NaN.
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    expect_tensor(input, fn, "input")
     if not isinstance(training, bool):
         raise TypeError(f"{fn}(): argument 'training' must be a bool, got {type(training).__name__}")
     if math.isnan(p):

@@ -13,15 +13,11 @@ import math
 from minigrad.nn import init
 from minigrad.nn.layers import _check_size, _empty_parameter
 from minigrad.nn.module import Module
+from minigrad.ops._util import expect_tensor
 from minigrad.ops.einsum import einsum
 from minigrad.tensor import Tensor
 
 __all__ = ["bilinear", "Bilinear"]
-
-
-def _expect_tensor(name: str, value) -> None:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"bilinear(): argument '{name}' must be a Tensor, got {type(value).__name__}")
 
 
 def _size(t: Tensor, dim: int, name: str) -> int:
@@ -63,10 +59,10 @@ def bilinear(input1, input2, weight, bias=None):
         NotImplementedError (PyTorch's type): bool tensors.
     """
     for name, value in (("input1", input1), ("input2", input2), ("weight", weight)):
-        _expect_tensor(name, value)
+        expect_tensor(value, "bilinear", name)
     named = [("input1", input1), ("input2", input2), ("weight", weight)]
     if bias is not None:
-        _expect_tensor("bias", bias)
+        expect_tensor(bias, "bilinear", "bias")
         named.append(("bias", bias))
     if len({t.dtype for _, t in named}) > 1:
         got = ", ".join(f"{name}: {t.dtype}" for name, t in named)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.nn.module import Module
-from minigrad.tensor import Tensor
+from minigrad.ops._util import expect_tensor
 
 __all__ = ["channel_shuffle", "ChannelShuffle"]
 
@@ -29,8 +29,7 @@ def channel_shuffle(input, groups):  # noqa: A002  (PyTorch's names)
             is not positive, or C is not divisible by ``groups``.
     """
     fn = "channel_shuffle"
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    expect_tensor(input, fn, "input")
     if not isinstance(groups, (int, np.integer)) or isinstance(groups, (bool, np.bool_)):
         raise TypeError(f"{fn}(): argument 'groups' must be an int, got {type(groups).__name__}")
     groups = int(groups)

@@ -18,6 +18,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.nn import functional as F
+from minigrad.ops._util import expect_tensor
 from minigrad.tensor import Tensor
 
 __all__ = ["gumbel_softmax"]
@@ -56,8 +57,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         IndexError (PyTorch's type): ``dim`` is out of range, or ``hard`` with ``dim`` of size 0.
     """
     fn = "gumbel_softmax"
-    if not isinstance(logits, Tensor):
-        raise TypeError(f"{fn}(): argument 'logits' must be a Tensor, got {type(logits).__name__}")
+    expect_tensor(logits, fn, "logits")
     if not (isinstance(eps, (int, float)) and eps == _DEFAULT_EPS):
         warnings.warn(f"{fn}(): the `eps` parameter is deprecated and has no effect.", UserWarning, stacklevel=2)
     if logits.dtype.kind != "f":

@@ -16,6 +16,7 @@ import numbers
 
 from minigrad.nn.module import Module
 from minigrad.nn.pooling import _is_int, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from minigrad.ops._util import expect_tensor
 from minigrad.ops.elementwise import where
 from minigrad.tensor import Tensor
 
@@ -109,8 +110,7 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
 def _lp_pool(fn, input, norm_type, kernel_size, stride, ceil_mode, window, max_pool, avg_pool):  # noqa: A002
     """(sum of x ** p over each window of ``window`` elements) ** (1 / p) through ``avg_pool``; for
     p = +-inf the largest (smallest) magnitude through ``max_pool``."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    expect_tensor(input, fn, "input")
     if abs(norm_type) == float("inf"):
         sign = 1 if norm_type > 0 else -1
         return sign * max_pool(sign * input.abs(), kernel_size, stride, 0, 1, ceil_mode)

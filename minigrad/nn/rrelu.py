@@ -20,7 +20,7 @@ from minigrad.nn.loss_utils import mask
 from minigrad.nn.module import Module
 from minigrad.nn.pointwise_activations import _inplace_repr, in_place
 from minigrad.ops import elementwise
-from minigrad.ops._util import expect_flag
+from minigrad.ops._util import expect_flag, expect_tensor
 from minigrad.tensor import Tensor
 
 __all__ = ["rrelu", "rrelu_", "RReLU"]
@@ -43,8 +43,7 @@ def _slopes(fn: str, input, lower, upper, training) -> tuple:  # noqa: A002
         RuntimeError: a bound is not finite or does not fit the input's dtype, or ``lower`` > ``upper``.
         NotImplementedError: the input is not floating point.
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    expect_tensor(input, fn, "input")
     lower, upper = _bound(fn, "lower", lower), _bound(fn, "upper", upper)
     training = expect_flag(training, fn, "training")
     for name, value in (("lower", lower), ("upper", upper)):

@@ -19,7 +19,7 @@ import math
 from minigrad.factory import zeros
 from minigrad.nn.module import Module
 from minigrad.nn.pooling import _is_int
-from minigrad.tensor import Tensor
+from minigrad.ops._util import expect_tensor
 
 __all__ = ["max_unpool1d", "max_unpool2d", "MaxUnpool1d", "MaxUnpool2d"]
 
@@ -80,8 +80,7 @@ def _output_size(fn, input, kernel, stride, padding, output_size) -> tuple:  # n
 def _unpool(fn, dims, input, indices, kernel_size, stride, padding, output_size):  # noqa: A002
     """Validate, then scatter ``input`` into zeros of the output's shape at ``indices``."""
     for name, value in (("input", input), ("indices", indices)):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
+        expect_tensor(value, fn, name)
     kernel = _sizes(fn, "kernel_size", kernel_size, dims)
     stride = kernel if stride is None else _sizes(fn, "stride", stride, dims)
     padding = _sizes(fn, "padding", padding, dims)

@@ -122,34 +122,28 @@ CASES = [
         extra=NOT_IMPLEMENTED,
         names=("input", "other", "vdot", "1d", "size", "dtype"),
     ),
-    case(
-        "mg.trapezoid",
-        lambda y, x, dim: integration.trapezoid(y, x, dim=dim),
-        dict(y=ft(2, 3), x=ft(3), dim=-1),
-        dict(y=NOT_TENSORS + [ft(), bools(2, 3)], x=["a", 2.0, [1.0, 2.0, 3.0], ft(2), ft(3, 2)], dim=BAD_DIMS),
-        names=("y", "x", "dim", "trapezoid", "sample", "size"),
-    ),
-    case(
-        "mg.trapezoid(dx)",
-        lambda y, dx, dim: integration.trapezoid(y, dx=dx, dim=dim),
-        dict(y=ft(2, 3), dx=0.5, dim=0),
-        dict(dx=[True, 1j, "a", [1.0], ft(2)], dim=BAD_DIMS),
-        names=("y", "dx", "dim", "trapezoid"),
-    ),
-    case(
-        "mg.cumulative_trapezoid",
-        lambda y, x, dim: integration.cumulative_trapezoid(y, x, dim=dim),
-        dict(y=ft(2, 3), x=ft(3), dim=-1),
-        dict(y=NOT_TENSORS + [ft(), bools(2, 3)], x=["a", 2.0, [1.0, 2.0, 3.0], ft(2), ft(3, 2)], dim=BAD_DIMS),
-        names=("y", "x", "dim", "trapezoid", "sample", "size"),
-    ),
-    case(
-        "mg.cumulative_trapezoid(dx)",
-        lambda y, dx, dim: integration.cumulative_trapezoid(y, dx=dx, dim=dim),
-        dict(y=ft(2, 3), dx=2, dim=1),
-        dict(dx=[True, 1j, "a", [1.0], ft(2)], dim=BAD_DIMS),
-        names=("y", "dx", "dim", "trapezoid"),
-    ),
+    *[
+        case(
+            f"mg.{name}",
+            lambda y, x, dim, f=f: f(y, x, dim=dim),
+            dict(y=ft(2, 3), x=ft(3), dim=-1),
+            dict(y=NOT_TENSORS + [ft(), bools(2, 3)], x=["a", 2.0, [1.0, 2.0, 3.0], ft(2), ft(3, 2)], dim=BAD_DIMS),
+            names=("y", "x", "dim", "trapezoid", "sample", "size"),
+        )
+        for name, f in (("trapezoid", integration.trapezoid),
+                        ("cumulative_trapezoid", integration.cumulative_trapezoid))
+    ],
+    *[
+        case(
+            f"mg.{name}(dx)",
+            lambda y, dx, dim, f=f: f(y, dx=dx, dim=dim),
+            dict(y=ft(2, 3), dx=dx, dim=dim),
+            dict(dx=[True, 1j, "a", [1.0], ft(2)], dim=BAD_DIMS),
+            names=("y", "dx", "dim", "trapezoid"),
+        )
+        for name, f, dx, dim in (("trapezoid", integration.trapezoid, 0.5, 0),
+                                 ("cumulative_trapezoid", integration.cumulative_trapezoid, 2, 1))
+    ],
     case(
         "mg.det",
         determinants.det,

@@ -73,6 +73,13 @@ def same_dtype(a, b):
 # -- rms_norm ---------------------------------------------------------------------------------------
 
 
+def _backward_both(rng, shape, out, expected):
+    """Backward the same drawn gradient of ``shape`` through minigrad's ``out`` and PyTorch's ``expected``."""
+    g = rng.standard_normal(shape)
+    out.backward(mg.tensor(g))
+    expected.backward(torch.tensor(g))
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=4), st.integers(1, 3), st.booleans(),
        st.sampled_from([None, 1e-5, 0.5]), st.integers(0, 2**31))
@@ -87,9 +94,7 @@ def test_rms_norm_matches_pytorch_with_gradients(shape, trailing, with_weight, e
     out, expected = fn(mg, "rms_norm")(xm, normalized, wm, eps), fn(torch, "rms_norm")(xt, normalized, wt, eps)
     same_dtype(out, expected)
     close(out, expected)
-    g = rng.standard_normal(shape)
-    out.backward(mg.tensor(g))
-    expected.backward(torch.tensor(g))
+    _backward_both(rng, shape, out, expected)
     close(xm.grad, xt.grad, rtol=1e-8, atol=1e-10)
     if with_weight:
         close(wm.grad, wt.grad, rtol=1e-8, atol=1e-10)
@@ -201,9 +206,7 @@ def test_local_response_norm_matches_pytorch_with_gradients(n, c, spatial, size,
     expected = fn(torch, "local_response_norm")(xt, size, alpha, beta, k)
     same_dtype(out, expected)
     close(out, expected)
-    g = rng.standard_normal(shape)
-    out.backward(mg.tensor(g))
-    expected.backward(torch.tensor(g))
+    _backward_both(rng, shape, out, expected)
     close(xm.grad, xt.grad, rtol=1e-8, atol=1e-10)
 
 
