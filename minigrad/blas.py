@@ -56,10 +56,14 @@ def add_matmul(out, a, b) -> None:
         a: (m, k). b: (k, n). Arrays of the same module and dtype as ``out``.
 
     One BLAS ``gemm`` with ``beta = 1`` for float32/float64 NumPy arrays when
-    SciPy is installed; ``out += a @ b`` otherwise.
+    SciPy is installed and ``out`` shares no memory with ``a`` or ``b``;
+    ``out += a @ b`` (the product first, then the add) otherwise.
     """
     gemm = _blas().get(("gemm", out.dtype)) if type(out) is np.ndarray else None
     if gemm is None or a.dtype != out.dtype or b.dtype != out.dtype or a.size == 0 or out.size == 0:
+        out += a @ b
+        return
+    if np.may_share_memory(out, a) or np.may_share_memory(out, b):  # gemm would read what it already wrote
         out += a @ b
         return
     # BLAS reads and writes column-major (Fortran) arrays: a C-ordered ``out`` is the Fortran array

@@ -75,3 +75,11 @@ def test_add_scaled_adds_in_place_or_declines_untouched(shape, dtype, layouts, a
         np.testing.assert_allclose(out, before + dtype(alpha) * x, rtol=tolerance, atol=tolerance)
     else:
         np.testing.assert_array_equal(out, before)
+
+
+def test_an_out_that_overlaps_an_operand_gets_the_product_of_the_old_values():
+    """gemm writing into memory it still reads would mix old and new values: the product is taken first."""
+    out = np.arange(16.0).reshape(4, 4)
+    expected = out + out @ out.T
+    blas.add_matmul(out, out, out.T)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
