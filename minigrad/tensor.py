@@ -6,6 +6,11 @@ output of a recorded op (``grad_fn`` is the op's graph node and
 ``grad_fn``; for a leaf that requires grad they end in its accumulate-grad
 node, which the leaf creates on demand and holds only weakly (the graph
 owns it).
+
+The class body holds what a tensor is (its array, autograd state, conversions)
+and the methods that do more than apply one op. The methods that are one op or
+one function (``t + u``, ``t.exp()``, ``t.sin_()``, ``t.sum()``, ``t.gather(...)``)
+are set from tables at the end of this file, after the op modules they use.
 """
 
 from __future__ import annotations
@@ -60,18 +65,7 @@ class Tensor:
             data = data.array
         elif not backend.is_array(data):
             data = np.asarray(data)
-        self.array = data
-        self._requires_grad = False
-        self._grad = None
-        self.grad_fn = None
-        self._output_nr = 0
-        self._accumulator = None
-        self._hooks = None
-        self._post_accumulate_hooks = None
-        self._retains_grad = False
-        self.name = None
-        self._version_counter = None
-        self._view = None
+        self._set_slots(data, False, None, 0)
         if requires_grad is not False:
             self.requires_grad_(requires_grad)
 
@@ -79,19 +73,23 @@ class Tensor:
     def _make(data, requires_grad, grad_fn, output_nr):
         """Internal fast constructor: wraps ``data`` as is."""
         t = _new_object(Tensor)
-        t.array = data
-        t._requires_grad = requires_grad
-        t._grad = None
-        t.grad_fn = grad_fn
-        t._output_nr = output_nr
-        t._accumulator = None
-        t._hooks = None
-        t._post_accumulate_hooks = None
-        t._retains_grad = False
-        t.name = None
-        t._version_counter = None
-        t._view = None
+        t._set_slots(data, requires_grad, grad_fn, output_nr)
         return t
+
+    def _set_slots(self, data, requires_grad, grad_fn, output_nr):
+        """Every slot of a new tensor: the array, its place in the graph, and no grad, hooks, name or view."""
+        self.array = data
+        self._requires_grad = requires_grad
+        self._grad = None
+        self.grad_fn = grad_fn
+        self._output_nr = output_nr
+        self._accumulator = None
+        self._hooks = None
+        self._post_accumulate_hooks = None
+        self._retains_grad = False
+        self.name = None
+        self._version_counter = None
+        self._view = None
 
     # -- properties ----------------------------------------------------------
 
@@ -516,10 +514,6 @@ class Tensor:
         """Cast to int64 (not differentiable)."""
         return Tensor._make(self.array.astype(np.int64), False, None, 0)
 
-    def clone(self) -> Tensor:
-        """A copy with its own memory; differentiable."""
-        return _ops_ew.Clone()(self)
-
     def contiguous(self) -> Tensor:
         """A C-contiguous copy (self if already contiguous)."""
         return self if self.array.flags.c_contiguous else self.clone()
@@ -534,55 +528,13 @@ class Tensor:
         """``self -= alpha * other`` in place."""
         return _inplace.binary(self, other if alpha == 1 else other * alpha, "sub_", np.subtract, _ops_ew.Sub)
 
-    def mul_(self, other) -> Tensor:
-        """``self *= other`` in place."""
-        return _inplace.binary(self, other, "mul_", np.multiply, _ops_ew.Mul)
-
-    def div_(self, other) -> Tensor:
-        """``self /= other`` in place (true division: an integer tensor raises, as in PyTorch)."""
-        return _inplace.binary(self, other, "div_", np.true_divide, _ops_ew.Div)
-
     def pow_(self, exponent) -> Tensor:
         """``self **= exponent`` in place."""
         return _inplace.binary(self, exponent, "pow_", np.power, _ops_ew.Pow)
 
     __iadd__ = add_
     __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
     __ipow__ = pow_
-
-    def neg_(self) -> Tensor:
-        """``self = -self`` in place."""
-        return _inplace.unary(self, "neg_", _ufunc_update(np.negative), Tensor.__neg__)
-
-    def abs_(self) -> Tensor:
-        """``self = |self|`` in place."""
-        return _inplace.unary(self, "abs_", _ufunc_update(np.absolute), Tensor.abs)
-
-    def exp_(self) -> Tensor:
-        """``self = exp(self)`` in place."""
-        return _inplace.unary(self, "exp_", _ufunc_update(np.exp), Tensor.exp)
-
-    def log_(self) -> Tensor:
-        """``self = log(self)`` in place."""
-        return _inplace.unary(self, "log_", _ufunc_update(np.log), Tensor.log)
-
-    def sqrt_(self) -> Tensor:
-        """``self = sqrt(self)`` in place."""
-        return _inplace.unary(self, "sqrt_", _ufunc_update(np.sqrt), Tensor.sqrt)
-
-    def tanh_(self) -> Tensor:
-        """``self = tanh(self)`` in place."""
-        return _inplace.unary(self, "tanh_", _ufunc_update(np.tanh), Tensor.tanh)
-
-    def sigmoid_(self) -> Tensor:
-        """``self = sigmoid(self)`` in place."""
-        return _inplace.unary(self, "sigmoid_", _result_update(Tensor.sigmoid, "sigmoid_"), Tensor.sigmoid)
-
-    def relu_(self) -> Tensor:
-        """``self = max(self, 0)`` in place."""
-        return _inplace.unary(self, "relu_", _result_update(Tensor.relu, "relu_"), Tensor.relu)
 
     def clamp_(self, min=None, max=None) -> Tensor:  # noqa: A002  (PyTorch's names)
         """Clip into [min, max] in place (either bound may be None)."""
@@ -698,140 +650,19 @@ class Tensor:
     def __setitem__(self, index, value):
         _inplace.set_item(self, index, value)
 
-    # -- arithmetic ----------------------------------------------------------
-
-    def __add__(self, other):
-        return _ops_ew.Add()(self, other)
-
-    def __radd__(self, other):
-        return _ops_ew.Add()(other, self)
-
-    def __sub__(self, other):
-        return _ops_ew.Sub()(self, other)
-
-    def __rsub__(self, other):
-        return _ops_ew.Sub()(other, self)
-
-    def __mul__(self, other):
-        return _ops_ew.Mul()(self, other)
-
-    def __rmul__(self, other):
-        return _ops_ew.Mul()(other, self)
-
-    def __truediv__(self, other):
-        return _ops_ew.Div()(self, other)
-
-    def __rtruediv__(self, other):
-        return _ops_ew.Div()(other, self)
-
-    def __pow__(self, exponent):
-        return _ops_ew.Pow()(self, exponent)
-
-    def __rpow__(self, base):
-        return _ops_ew.Pow()(base, self)
-
-    def __matmul__(self, other):
-        return _ops_linalg.MatMul()(self, other)
-
-    def __rmatmul__(self, other):
-        return _ops_linalg.MatMul()(other, self)
-
-    def __neg__(self):
-        return _ops_ew.Neg()(self)
+    # -- operators and math ---------------------------------------------------
+    #
+    # The methods that are one op or one function (``t + u``, ``t.exp()``, ``t.sum()``,
+    # ``t.sin_()``, ``t.gather(...)``) are set from tables at the end of this file. The ones
+    # here do more than that.
 
     def __pos__(self):
         return self
 
-    def __abs__(self):
-        return _ops_ew.Abs()(self)
-
-    # Comparisons give boolean tensors and record nothing.
-    def __eq__(self, other):
-        return _compare(np.equal, self, other)
-
-    def __ne__(self, other):
-        return _compare(np.not_equal, self, other)
-
-    def __lt__(self, other):
-        return _compare(np.less, self, other)
-
-    def __le__(self, other):
-        return _compare(np.less_equal, self, other)
-
-    def __gt__(self, other):
-        return _compare(np.greater, self, other)
-
-    def __ge__(self, other):
-        return _compare(np.greater_equal, self, other)
-
     def __getitem__(self, index):
         return _ops_index.index(self, index)
 
-    # -- elementwise functions -----------------------------------------------
-
-    def exp(self):
-        """Elementwise e**x."""
-        return _ops_ew.Exp()(self)
-
-    def log(self):
-        """Elementwise natural logarithm."""
-        return _ops_ew.Log()(self)
-
-    def sqrt(self):
-        """Elementwise square root."""
-        return _ops_ew.Sqrt()(self)
-
-    def tanh(self):
-        """Elementwise hyperbolic tangent."""
-        return _ops_ew.Tanh()(self)
-
-    def sigmoid(self):
-        """Elementwise logistic function 1 / (1 + e**-x)."""
-        return _ops_ew.Sigmoid()(self)
-
-    def relu(self):
-        """Elementwise max(x, 0)."""
-        return _ops_ew.ReLU()(self)
-
-    def abs(self):
-        """Elementwise absolute value."""
-        return _ops_ew.Abs()(self)
-
-    def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's names)
-        """Clip values into [min, max]; either bound may be None."""
-        return _ops_ew.clamp(self, min, max)
-
-    clip = clamp
-
-    def pow(self, exponent):
-        """Elementwise power."""
-        return _ops_ew.Pow()(self, exponent)
-
     # -- reductions ----------------------------------------------------------
-
-    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """Sum over ``dim`` (int, tuple, or None for all); NumPy's axis/keepdims also accepted."""
-        return _ops_reduce.sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """Mean over ``dim`` (int, tuple, or None for all)."""
-        return _ops_reduce.mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """Maximum: a tensor when ``dim`` is None, else ``(values, indices)`` like PyTorch."""
-        return _ops_reduce.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """Minimum: a tensor when ``dim`` is None, else ``(values, indices)`` like PyTorch."""
-        return _ops_reduce.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
-
-    def argmax(self, dim=None, keepdim=False):
-        """Indices of the maxima (not differentiable)."""
-        return _ops_reduce.argmax(self, dim, keepdim)
-
-    def argmin(self, dim=None, keepdim=False):
-        """Indices of the minima (not differentiable)."""
-        return _ops_reduce.argmin(self, dim, keepdim)
 
     def any(self, dim=None, keepdim=False):
         """True where any element is nonzero: over all elements, or along ``dim`` (an int or a tuple).
@@ -870,14 +701,6 @@ class Tensor:
             )
         return out
 
-    def flatten(self, start_dim=0, end_dim=-1):
-        """Merge dimensions ``start_dim..end_dim`` into one."""
-        return _ops_shape.flatten(self, start_dim, end_dim)
-
-    def transpose(self, dim0=None, dim1=None):
-        """Swap two dimensions (``t.transpose()`` on a 2-D tensor swaps both)."""
-        return _ops_shape.transpose(self, dim0, dim1)
-
     def permute(self, *dims):
         """Reorder the dimensions."""
         return _ops_shape.permute(self, dims)
@@ -898,14 +721,6 @@ class Tensor:
             raise RuntimeError(f"mT needs a matrix or a batch of matrices, got a {self.ndim}-D tensor")
         return _ops_shape.transpose(self, -2, -1)
 
-    def unsqueeze(self, dim):
-        """Insert a size-1 dimension at ``dim``."""
-        return _ops_shape.unsqueeze(self, dim)
-
-    def squeeze(self, dim=None):
-        """Remove size-1 dimensions (all, or only ``dim``)."""
-        return _ops_shape.squeeze(self, dim)
-
     def expand(self, *shape):
         """Broadcast to ``shape`` (-1 keeps a dimension)."""
         return _ops_shape.expand(self, shape)
@@ -914,285 +729,7 @@ class Tensor:
         """Broadcast to ``other``'s shape."""
         return _ops_shape.expand(self, other.shape)
 
-    def broadcast_to(self, shape):
-        """Broadcast to ``shape`` (NumPy's name)."""
-        return _ops_shape.expand(self, shape)
-
-    def masked_fill(self, mask, value):
-        """Elements where ``mask`` is true replaced by ``value`` (converted to this dtype, as in PyTorch)."""
-        return _ops_ew.masked_fill(self, mask, value)
-
-    # =====================================================================================
-    # The ops of PyTorch's tutorials: elementwise math, comparisons, sorting, scans,
-    # gather/scatter and structure (minigrad/ops/math.py, sorting.py, scan.py, gather.py,
-    # structure.py). Each method forwards to its op or public function there.
-    # =====================================================================================
-
-    # -- elementwise math (ops/math.py) ---------------------------------------------------
-
-    def sin(self):
-        """Elementwise sine (integer tensors give the default float dtype)."""
-        return _ops_math.Sin()(self)
-
-    def cos(self):
-        """Elementwise cosine."""
-        return _ops_math.Cos()(self)
-
-    def tan(self):
-        """Elementwise tangent."""
-        return _ops_math.Tan()(self)
-
-    def asin(self):
-        """Elementwise arcsine (NaN outside [-1, 1])."""
-        return _ops_math.Asin()(self)
-
-    def acos(self):
-        """Elementwise arccosine (NaN outside [-1, 1])."""
-        return _ops_math.Acos()(self)
-
-    def atan(self):
-        """Elementwise arctangent."""
-        return _ops_math.Atan()(self)
-
-    arcsin = asin
-    arccos = acos
-    arctan = atan
-
-    def sinh(self):
-        """Elementwise hyperbolic sine."""
-        return _ops_math.Sinh()(self)
-
-    def cosh(self):
-        """Elementwise hyperbolic cosine."""
-        return _ops_math.Cosh()(self)
-
-    def asinh(self):
-        """Elementwise inverse hyperbolic sine."""
-        return _ops_math.Asinh()(self)
-
-    def acosh(self):
-        """Elementwise inverse hyperbolic cosine (NaN below 1)."""
-        return _ops_math.Acosh()(self)
-
-    def atanh(self):
-        """Elementwise inverse hyperbolic tangent (NaN outside [-1, 1])."""
-        return _ops_math.Atanh()(self)
-
-    arcsinh = asinh
-    arccosh = acosh
-    arctanh = atanh
-
-    def exp2(self):
-        """Elementwise 2**x."""
-        return _ops_math.Exp2()(self)
-
-    def expm1(self):
-        """Elementwise e**x - 1 (accurate near 0)."""
-        return _ops_math.Expm1()(self)
-
-    def log2(self):
-        """Elementwise base-2 logarithm."""
-        return _ops_math.Log2()(self)
-
-    def log10(self):
-        """Elementwise base-10 logarithm."""
-        return _ops_math.Log10()(self)
-
-    def log1p(self):
-        """Elementwise log(1 + x) (accurate near 0)."""
-        return _ops_math.Log1p()(self)
-
-    def rsqrt(self):
-        """Elementwise 1 / sqrt(x) (inf at 0, NaN below)."""
-        return _ops_math.Rsqrt()(self)
-
-    def reciprocal(self):
-        """Elementwise 1 / x (integer tensors give the default float dtype)."""
-        return _ops_math.Reciprocal()(self)
-
-    def square(self):
-        """Elementwise x * x (integer tensors stay integer; bool gives int64)."""
-        return _ops_math.Square()(self)
-
-    def erf(self):
-        """Elementwise error function."""
-        return _ops_math.Erf()(self)
-
-    def erfinv(self):
-        """Elementwise inverse error function (+-inf at +-1, NaN outside [-1, 1])."""
-        return _ops_math.Erfinv()(self)
-
-    def sign(self):
-        """Elementwise -1, 0 or 1 (0 for NaN; gradient zero, as in PyTorch)."""
-        return _ops_math.Sign()(self)
-
-    def floor(self):
-        """Elementwise largest integer <= x (gradient zero). Raises NotImplementedError for bool tensors."""
-        return _ops_math.Floor()(self)
-
-    def ceil(self):
-        """Elementwise smallest integer >= x (gradient zero). Raises NotImplementedError for bool tensors."""
-        return _ops_math.Ceil()(self)
-
-    def trunc(self):
-        """Elementwise x rounded toward zero (gradient zero). Raises NotImplementedError for bool tensors."""
-        return _ops_math.Trunc()(self)
-
-    fix = trunc
-
-    def round(self, decimals=None):
-        """Elementwise rounding half to even, to ``decimals`` places (gradient zero); see ``mg.round``."""
-        return _ops_math.round(self, decimals)
-
-    def maximum(self, other):
-        """Elementwise maximum with the Tensor ``other`` (ties split the gradient); see ``mg.maximum``."""
-        return _ops_math.maximum(self, other)
-
-    def minimum(self, other):
-        """Elementwise minimum with the Tensor ``other`` (ties split the gradient); see ``mg.minimum``."""
-        return _ops_math.minimum(self, other)
-
-    def atan2(self, other):
-        """Elementwise arctan(self / other) in the right quadrant; ``other`` is a Tensor."""
-        return _ops_math.atan2(self, other)
-
-    arctan2 = atan2
-
-    def remainder(self, other):
-        """Elementwise ``self % other`` with Python's sign rule; ``other`` may be a number."""
-        return _ops_math.remainder(self, other)
-
-    def fmod(self, other):
-        """Elementwise C ``fmod`` (the sign of ``self``); ``other`` may be a number."""
-        return _ops_math.fmod(self, other)
-
-    def floor_divide(self, other):
-        """Elementwise ``self // other``; not differentiable (backward raises, as in PyTorch)."""
-        return _ops_math.floor_divide(self, other)
-
-    def __mod__(self, other):
-        return _ops_math.Remainder()(self, other)
-
-    def __rmod__(self, other):
-        return _ops_math.Remainder()(other, self)
-
-    def __floordiv__(self, other):
-        return _ops_math.FloorDivide()(self, other)
-
-    def __rfloordiv__(self, other):
-        return _ops_math.FloorDivide()(other, self)
-
-    def remainder_(self, other) -> Tensor:
-        """``self %= other`` in place.
-
-        Raises:
-            RuntimeError: the result dtype does not fit (a float ``other`` into an
-                integer tensor), or integer division by zero.
-        """
-        return _inplace.binary(self, other, "remainder_", _ops_math.remainder_ufunc, _ops_math.Remainder)
-
-    def fmod_(self, other) -> Tensor:
-        """``self = fmod(self, other)`` in place (errors as ``remainder_``)."""
-        return _inplace.binary(self, other, "fmod_", _ops_math.fmod_ufunc, _ops_math.Fmod)
-
-    def floor_divide_(self, other) -> Tensor:
-        """``self //= other`` in place (errors as ``remainder_``; the backward raises, as in PyTorch)."""
-        return _inplace.binary(self, other, "floor_divide_", _ops_math.floor_divide_ufunc, _ops_math.FloorDivide)
-
-    __imod__ = remainder_
-    __ifloordiv__ = floor_divide_
-
-    # In-place forms of the one-input functions. Each raises PyTorch's RuntimeError when the
-    # result's dtype cannot be stored in this tensor (``sin_`` of an integer tensor).
-
-    def sin_(self) -> Tensor:
-        """``self = sin(self)`` in place."""
-        return _inplace.unary(self, "sin_", _result_update(Tensor.sin, "sin_"), Tensor.sin)
-
-    def cos_(self) -> Tensor:
-        """``self = cos(self)`` in place."""
-        return _inplace.unary(self, "cos_", _result_update(Tensor.cos, "cos_"), Tensor.cos)
-
-    def tan_(self) -> Tensor:
-        """``self = tan(self)`` in place."""
-        return _inplace.unary(self, "tan_", _result_update(Tensor.tan, "tan_"), Tensor.tan)
-
-    def asin_(self) -> Tensor:
-        """``self = asin(self)`` in place."""
-        return _inplace.unary(self, "asin_", _result_update(Tensor.asin, "asin_"), Tensor.asin)
-
-    def acos_(self) -> Tensor:
-        """``self = acos(self)`` in place."""
-        return _inplace.unary(self, "acos_", _result_update(Tensor.acos, "acos_"), Tensor.acos)
-
-    def atan_(self) -> Tensor:
-        """``self = atan(self)`` in place."""
-        return _inplace.unary(self, "atan_", _result_update(Tensor.atan, "atan_"), Tensor.atan)
-
-    def sinh_(self) -> Tensor:
-        """``self = sinh(self)`` in place."""
-        return _inplace.unary(self, "sinh_", _result_update(Tensor.sinh, "sinh_"), Tensor.sinh)
-
-    def cosh_(self) -> Tensor:
-        """``self = cosh(self)`` in place."""
-        return _inplace.unary(self, "cosh_", _result_update(Tensor.cosh, "cosh_"), Tensor.cosh)
-
-    def exp2_(self) -> Tensor:
-        """``self = 2**self`` in place."""
-        return _inplace.unary(self, "exp2_", _result_update(Tensor.exp2, "exp2_"), Tensor.exp2)
-
-    def expm1_(self) -> Tensor:
-        """``self = exp(self) - 1`` in place."""
-        return _inplace.unary(self, "expm1_", _result_update(Tensor.expm1, "expm1_"), Tensor.expm1)
-
-    def log2_(self) -> Tensor:
-        """``self = log2(self)`` in place."""
-        return _inplace.unary(self, "log2_", _result_update(Tensor.log2, "log2_"), Tensor.log2)
-
-    def log10_(self) -> Tensor:
-        """``self = log10(self)`` in place."""
-        return _inplace.unary(self, "log10_", _result_update(Tensor.log10, "log10_"), Tensor.log10)
-
-    def log1p_(self) -> Tensor:
-        """``self = log(1 + self)`` in place."""
-        return _inplace.unary(self, "log1p_", _result_update(Tensor.log1p, "log1p_"), Tensor.log1p)
-
-    def rsqrt_(self) -> Tensor:
-        """``self = 1 / sqrt(self)`` in place."""
-        return _inplace.unary(self, "rsqrt_", _result_update(Tensor.rsqrt, "rsqrt_"), Tensor.rsqrt)
-
-    def reciprocal_(self) -> Tensor:
-        """``self = 1 / self`` in place."""
-        return _inplace.unary(self, "reciprocal_", _result_update(Tensor.reciprocal, "reciprocal_"),
-                              Tensor.reciprocal)
-
-    def square_(self) -> Tensor:
-        """``self = self * self`` in place."""
-        return _inplace.unary(self, "square_", _result_update(Tensor.square, "square_"), Tensor.square)
-
-    def erf_(self) -> Tensor:
-        """``self = erf(self)`` in place."""
-        return _inplace.unary(self, "erf_", _result_update(Tensor.erf, "erf_"), Tensor.erf)
-
-    def erfinv_(self) -> Tensor:
-        """``self = erfinv(self)`` in place."""
-        return _inplace.unary(self, "erfinv_", _result_update(Tensor.erfinv, "erfinv_"), Tensor.erfinv)
-
-    def sign_(self) -> Tensor:
-        """``self = sign(self)`` in place."""
-        return _inplace.unary(self, "sign_", _result_update(Tensor.sign, "sign_"), Tensor.sign)
-
-    def floor_(self) -> Tensor:
-        """``self = floor(self)`` in place."""
-        return _inplace.unary(self, "floor_", _result_update(Tensor.floor, "floor_"), Tensor.floor)
-
-    def ceil_(self) -> Tensor:
-        """``self = ceil(self)`` in place."""
-        return _inplace.unary(self, "ceil_", _result_update(Tensor.ceil, "ceil_"), Tensor.ceil)
-
-    def trunc_(self) -> Tensor:
-        """``self = trunc(self)`` in place."""
-        return _inplace.unary(self, "trunc_", _result_update(Tensor.trunc, "trunc_"), Tensor.trunc)
+    # -- elementwise math in place (ops/math.py) -------------------------------------------
 
     def round_(self, decimals=None) -> Tensor:
         """``self = round(self, decimals)`` in place."""
@@ -1204,219 +741,19 @@ class Tensor:
 
     # -- comparisons, logical and bitwise ops (ops/math.py; they record nothing) ----------------
 
-    def eq(self, other):
-        """Elementwise ``self == other`` (a Tensor or a number), a bool tensor."""
-        return _ops_math.eq(self, other)
-
-    def ne(self, other):
-        """Elementwise ``self != other``, a bool tensor."""
-        return _ops_math.ne(self, other)
-
-    def lt(self, other):
-        """Elementwise ``self < other``, a bool tensor."""
-        return _ops_math.lt(self, other)
-
-    def le(self, other):
-        """Elementwise ``self <= other``, a bool tensor."""
-        return _ops_math.le(self, other)
-
-    def gt(self, other):
-        """Elementwise ``self > other``, a bool tensor."""
-        return _ops_math.gt(self, other)
-
-    def ge(self, other):
-        """Elementwise ``self >= other``, a bool tensor."""
-        return _ops_math.ge(self, other)
-
-    not_equal = ne
-    less = lt
-    less_equal = le
-    greater = gt
-    greater_equal = ge
-
-    def equal(self, other) -> bool:
-        """True when ``other`` has this shape and equal elements; see ``mg.equal``."""
-        return _ops_math.equal(self, other)
-
-    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        """Elementwise closeness to the Tensor ``other``, a bool tensor; see ``mg.isclose``."""
-        return _ops_math.isclose(self, other, rtol, atol, equal_nan)
-
-    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-        """True when every element is close to ``other``'s; see ``mg.isclose``."""
-        return _ops_math.allclose(self, other, rtol, atol, equal_nan)
-
-    def isnan(self):
-        """A bool tensor, True where this one is NaN."""
-        return _ops_math.isnan(self)
-
-    def isinf(self):
-        """A bool tensor, True where this one is +-inf."""
-        return _ops_math.isinf(self)
-
-    def isfinite(self):
-        """A bool tensor, True where this one is neither NaN nor infinite."""
-        return _ops_math.isfinite(self)
-
-    def logical_and(self, other):
-        """Elementwise ``self and other`` of truth values (``other`` a Tensor), a bool tensor."""
-        return _ops_math.logical_and(self, other)
-
-    def logical_or(self, other):
-        """Elementwise ``self or other`` of truth values, a bool tensor."""
-        return _ops_math.logical_or(self, other)
-
-    def logical_xor(self, other):
-        """Elementwise exclusive or of truth values, a bool tensor."""
-        return _ops_math.logical_xor(self, other)
-
-    def logical_not(self):
-        """Elementwise ``not self`` of truth values, a bool tensor."""
-        return _ops_math.logical_not(self)
-
-    def bitwise_and(self, other):
-        """Elementwise ``self & other`` for integer and bool tensors (NotImplementedError for floats)."""
-        return _ops_math.bitwise_and(self, other)
-
-    def bitwise_or(self, other):
-        """Elementwise ``self | other`` for integer and bool tensors."""
-        return _ops_math.bitwise_or(self, other)
-
-    def bitwise_xor(self, other):
-        """Elementwise ``self ^ other`` for integer and bool tensors."""
-        return _ops_math.bitwise_xor(self, other)
-
-    def bitwise_not(self):
-        """Elementwise ``~self`` for integer and bool tensors."""
-        return _ops_math.bitwise_not(self)
-
-    def __and__(self, other):
-        return _ops_math.BitwiseAnd()(self, other)
-
-    def __rand__(self, other):
-        return _ops_math.BitwiseAnd()(other, self)
-
-    def __or__(self, other):
-        return _ops_math.BitwiseOr()(self, other)
-
-    def __ror__(self, other):
-        return _ops_math.BitwiseOr()(other, self)
-
-    def __xor__(self, other):
-        return _ops_math.BitwiseXor()(self, other)
-
-    def __rxor__(self, other):
-        return _ops_math.BitwiseXor()(other, self)
-
     def __invert__(self):
         if self.dtype.kind not in "biu":
             raise TypeError("~ (operator.invert) is only defined for integer and bool tensors, got "
                             f"{self.dtype}")
         return _ops_math.bitwise_not(self)
 
-    def bitwise_and_(self, other) -> Tensor:
-        """``self &= other`` in place (RuntimeError when the result dtype does not fit, as ``bool &= int``)."""
-        return _inplace.binary(self, other, "bitwise_and_", _ops_math.bitwise_and_ufunc, _ops_math.BitwiseAnd)
-
-    def bitwise_or_(self, other) -> Tensor:
-        """``self |= other`` in place (errors as ``bitwise_and_``)."""
-        return _inplace.binary(self, other, "bitwise_or_", _ops_math.bitwise_or_ufunc, _ops_math.BitwiseOr)
-
-    def bitwise_xor_(self, other) -> Tensor:
-        """``self ^= other`` in place (errors as ``bitwise_and_``)."""
-        return _inplace.binary(self, other, "bitwise_xor_", _ops_math.bitwise_xor_ufunc, _ops_math.BitwiseXor)
-
-    __iand__ = bitwise_and_
-    __ior__ = bitwise_or_
-    __ixor__ = bitwise_xor_
-
-    # -- sorting and selection (ops/sorting.py) ------------------------------------------------
-
-    def sort(self, dim=-1, descending=False, *, stable=False):
-        """``(values, indices)`` sorted along ``dim`` (always stable); see ``mg.sort``."""
-        return _ops_sorting.sort(self, dim, descending, stable=stable)
-
-    def argsort(self, dim=-1, descending=False, *, stable=False):
-        """The int64 indices that sort along ``dim``; see ``mg.argsort``."""
-        return _ops_sorting.argsort(self, dim, descending, stable=stable)
-
-    def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002  (PyTorch's names)
-        """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``; see ``mg.topk``."""
-        return _ops_sorting.topk(self, k, dim, largest, sorted)
-
-    def kthvalue(self, k, dim=-1, keepdim=False):
-        """``(values, indices)`` of the ``k``-th smallest element along ``dim``; see ``mg.kthvalue``."""
-        return _ops_sorting.kthvalue(self, k, dim, keepdim)
-
-    # -- scans (ops/scan.py) --------------------------------------------------------------------
-
-    def cumsum(self, dim, *, dtype=None):
-        """Running sum along ``dim`` (integers accumulate in int64); see ``mg.cumsum``."""
-        return _ops_scan.cumsum(self, dim, dtype=dtype)
-
-    def cumprod(self, dim, *, dtype=None):
-        """Running product along ``dim``, differentiable also at zeros; see ``mg.cumprod``."""
-        return _ops_scan.cumprod(self, dim, dtype=dtype)
-
-    def cummax(self, dim):
-        """``(values, indices)`` of the running maximum along ``dim``; see ``mg.cummax``."""
-        return _ops_cumulative.cummax(self, dim)
-
-    def cummin(self, dim):
-        """``(values, indices)`` of the running minimum along ``dim``; see ``mg.cummin``."""
-        return _ops_cumulative.cummin(self, dim)
-
-    def logcumsumexp(self, dim):
-        """``log(cumsum(exp(self)))`` along ``dim``, computed stably; see ``mg.logcumsumexp``."""
-        return _ops_cumulative.logcumsumexp(self, dim)
-
-    def diff(self, n=1, dim=-1, prepend=None, append=None):
-        """The ``n``-th forward difference along ``dim``; see ``mg.diff``."""
-        return _ops_differences.diff(self, n, dim, prepend, append)
-
-    def logit(self, eps=None):
-        """``log(p / (1 - p))`` elementwise (``p`` clamped into [eps, 1 - eps] first); see ``mg.logit``."""
-        return _ops_math.logit(self, eps)
-
-    def erfc(self):
-        """The complementary error function ``1 - erf(x)``, accurate where erf is near 1; see ``mg.erfc``."""
-        return _ops_math.erfc(self)
-
     # -- gather and scatter (ops/gather.py) -----------------------------------------------------
-
-    def gather(self, dim, index):
-        """Elements along ``dim`` picked by the int64 tensor ``index``; see ``mg.gather``."""
-        return _ops_gather.gather(self, dim, index)
-
-    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
-        """A copy with ``src`` (a Tensor or number) written at ``index`` along ``dim``; see ``mg.scatter``."""
-        return _ops_gather.scatter(self, dim, index, src, value=value, reduce=reduce)
-
-    def scatter_add(self, dim, index, src):
-        """A copy with the Tensor ``src`` added at ``index`` along ``dim``; see ``mg.scatter_add``."""
-        return _ops_gather.scatter_add(self, dim, index, src)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
         """``scatter`` in place (recorded for autograd like every in-place op)."""
         return _ops_gather.scatter_inplace(self, dim, index, src, value=value, reduce=reduce)
 
-    def scatter_add_(self, dim, index, src) -> Tensor:
-        """``scatter_add`` in place (recorded for autograd like every in-place op)."""
-        return _ops_gather.scatter_add_inplace(self, dim, index, src)
-
-    def index_select(self, dim, index):
-        """The slices at positions ``index`` (1-D int64/int32) along ``dim``; see ``mg.index_select``."""
-        return _ops_gather.index_select(self, dim, index)
-
     # -- structure (ops/structure.py) ---------------------------------------------------------------
-
-    def view_as(self, other):
-        """This tensor with ``other``'s shape (as ``view``)."""
-        return _ops_structure.view_as(self, other)
-
-    def unflatten(self, dim, sizes):
-        """Dimension ``dim`` split into dimensions of ``sizes`` (one may be -1); see ``mg.unflatten``."""
-        return _ops_structure.unflatten(self, dim, sizes)
 
     def repeat(self, *sizes):
         """Tiled ``sizes[d]`` times along each dimension (at least one size per dimension); see ``mg.repeat``."""
@@ -1428,14 +765,6 @@ class Tensor:
         ``t.tile(2, 3)``, ``t.tile((2, 3))`` and ``t.tile(dims=(2, 3))`` are the same.
         """
         return _ops_structure.tile(self, _varargs(args, dims, "tile"))
-
-    def tril(self, diagonal=0):
-        """The lower triangle of the last two dimensions; see ``mg.tril``."""
-        return _ops_structure.tril(self, diagonal)
-
-    def triu(self, diagonal=0):
-        """The upper triangle of the last two dimensions; see ``mg.triu``."""
-        return _ops_structure.triu(self, diagonal)
 
     def tril_(self, diagonal=0) -> Tensor:
         """``self = tril(self, diagonal)`` in place."""
@@ -1453,33 +782,13 @@ class Tensor:
 
         return _inplace.unary(self, "triu_", _result_update(upper, "triu_"), upper)
 
-    def chunk(self, chunks, dim=0):
-        """At most ``chunks`` views along ``dim`` (sizes rounded up); see ``mg.chunk``."""
-        return _ops_structure.chunk(self, chunks, dim)
-
     def split(self, split_size, dim=0):
         """Views of ``split_size`` along ``dim``, or of the listed sizes; see ``mg.split``."""
         return _ops_structure.split(self, split_size, dim)
 
-    def unbind(self, dim=0):
-        """The slices along ``dim`` as a tuple of views; see ``mg.unbind``."""
-        return _ops_structure.unbind(self, dim)
-
     def flip(self, *args, dims=None):
         """A copy reversed along ``dims`` (``t.flip(0, 1)``, ``t.flip((0, 1))`` or ``t.flip(dims=(0, 1))``)."""
         return _ops_structure.flip(self, _varargs(args, dims, "flip"))
-
-    def roll(self, shifts, dims=None):
-        """Shifted cyclically by ``shifts`` along ``dims``; see ``mg.roll``."""
-        return _ops_structure.roll(self, shifts, dims)
-
-    def diagonal(self, offset=0, dim1=0, dim2=1):
-        """The diagonal of ``dim1`` and ``dim2`` as a view (moved last); see ``mg.diagonal``."""
-        return _ops_structure.diagonal(self, offset, dim1, dim2)
-
-    def tensor_split(self, indices_or_sections, dim=0):
-        """Views along ``dim``: ``n`` near-equal parts, or cut before each listed index; see ``mg.tensor_split``."""
-        return _ops_splitting.tensor_split(self, indices_or_sections, dim)
 
     def hsplit(self, *indices_or_sections):
         """``tensor_split`` along dim 1 (dim 0 for 1-D); ``t.hsplit(1, 4)`` is ``t.hsplit([1, 4])``."""
@@ -1493,85 +802,7 @@ class Tensor:
         """``tensor_split`` along dim 2 (at least 3-D); see ``mg.dsplit``."""
         return _ops_splitting.dsplit(self, _ops_splitting.method_arguments(indices_or_sections))
 
-    def take_along_dim(self, indices, dim=None):
-        """The elements ``indices`` picks along ``dim`` (None: of the flattened tensor); see ``mg.take_along_dim``."""
-        return _ops_take_along.take_along_dim(self, indices, dim)
-
-    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
-        """Matrices with this tensor's last dim on their ``offset`` diagonal; see ``mg.diag_embed``."""
-        return _ops_diagonal_forms.diag_embed(self, offset, dim1, dim2)
-
-    def diagflat(self, offset=0):
-        """A 2-D matrix with the flattened tensor on its ``offset`` diagonal; see ``mg.diagflat``."""
-        return _ops_diagonal_forms.diagflat(self, offset)
-
-    # -- writes at indices (ops/index_updates.py), sliding windows (ops/windows.py) ---------------------------
-
-    def index_fill(self, dim, index, value):
-        """A copy with the slices at ``index`` along ``dim`` set to ``value``; see ``mg.index_fill``."""
-        return _ops_index_updates.index_fill(self, dim, index, value)
-
-    def index_fill_(self, dim, index, value) -> Tensor:
-        """``index_fill`` in place (recorded for autograd like every in-place op)."""
-        return _ops_index_updates.index_fill_(self, dim, index, value)
-
-    def index_copy(self, dim, index, source):
-        """A copy with ``source``'s slices at positions ``index`` along ``dim``; see ``mg.index_copy``."""
-        return _ops_index_updates.index_copy(self, dim, index, source)
-
-    def index_copy_(self, dim, index, source) -> Tensor:
-        """``index_copy`` in place (recorded for autograd like every in-place op)."""
-        return _ops_index_updates.index_copy_(self, dim, index, source)
-
-    def masked_scatter(self, mask, source):
-        """A copy with ``source``'s elements written where ``mask`` is true; see ``mg.masked_scatter``."""
-        return _ops_index_updates.masked_scatter(self, mask, source)
-
-    def masked_scatter_(self, mask, source) -> Tensor:
-        """``masked_scatter`` in place (``mask`` broadcasts to this shape; recorded for autograd)."""
-        return _ops_index_updates.masked_scatter_(self, mask, source)
-
-    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
-        """A copy with ``src`` reduced in at ``index`` along ``dim``; see ``mg.scatter_reduce``."""
-        return _ops_index_updates.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
-
-    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True) -> Tensor:
-        """``scatter_reduce`` in place (recorded for autograd like every in-place op)."""
-        return _ops_index_updates.scatter_reduce_(self, dim, index, src, reduce, include_self=include_self)
-
-    def index_put(self, indices, values, accumulate=False):
-        """A copy with ``values`` written (or added) at the tuple of index tensors ``indices``; see ``mg.index_put``."""
-        return _ops_index_updates.index_put(self, indices, values, accumulate)
-
-    def index_put_(self, indices, values, accumulate=False) -> Tensor:
-        """``self[indices] = values`` (``+=`` with ``accumulate``) in place; see ``mg.index_put_``."""
-        return _ops_index_updates.index_put_(self, indices, values, accumulate)
-
-    def unfold(self, dimension, size, step):
-        """The windows of ``size`` every ``step`` along ``dimension`` as a new last dimension (a view)."""
-        return _ops_windows.unfold(self, dimension, size, step)
-
-    def reshape_as(self, other):
-        """This tensor with ``other``'s shape (as ``reshape``)."""
-        return _ops_windows.reshape_as(self, other)
-
     # -- statistics, products and determinants (ops/statistics.py, products.py, determinants.py) -------------
-
-    def aminmax(self, *, dim=None, keepdim=False):
-        """``(min, max)`` of all elements or along ``dim``, as a named tuple; see ``mg.aminmax``."""
-        return _ops_statistics.aminmax(self, dim=dim, keepdim=keepdim)
-
-    def nanmedian(self, dim=None, keepdim=False):
-        """The lower median ignoring NaN (with its index along ``dim``); see ``mg.nanmedian``."""
-        return _ops_statistics.nanmedian(self, dim, keepdim)
-
-    def cov(self, *, correction=1, fweights=None, aweights=None):
-        """The covariance matrix of the rows (variables) over the columns (observations); see ``mg.cov``."""
-        return _ops_statistics.cov(self, correction=correction, fweights=fweights, aweights=aweights)
-
-    def corrcoef(self):
-        """The Pearson correlation matrix of the rows; see ``mg.corrcoef``."""
-        return _ops_statistics.corrcoef(self)
 
     def histc(self, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's names)
         """Counts in ``bins`` equal bins over [min, max] (both 0: the data's range); see ``mg.histc``."""
@@ -1584,18 +815,6 @@ class Tensor:
     def vdot(self, other):
         """The dot product of two 1-D tensors; see ``mg.vdot``."""
         return _ops_products.vdot(self, other)
-
-    def det(self):
-        """The determinant of each square matrix (batched); see ``mg.det``."""
-        return _ops_determinants.det(self)
-
-    def logdet(self):
-        """log(det) of each square matrix (NaN for a negative determinant); see ``mg.logdet``."""
-        return _ops_determinants.logdet(self)
-
-    def slogdet(self):
-        """``(sign, logabsdet)`` of each square matrix; see ``mg.slogdet``."""
-        return _ops_determinants.slogdet(self)
 
     def matrix_power(self, n):
         """The matrix to the integer power ``n`` (negative: of its inverse); see ``mg.matrix_power``."""
@@ -1834,3 +1053,317 @@ from minigrad.ops import take_along as _ops_take_along  # noqa: E402
 from minigrad.ops import windows as _ops_windows  # noqa: E402
 from minigrad.ops._util import expect_flag as _expect_flag  # noqa: E402
 from minigrad.ops._util import normalize_axis as _normalize_axis  # noqa: E402
+
+# =====================================================================================================
+# The methods that are one op or one function. They are set on the class here, below the imports,
+# because the op modules build on the Tensor class:
+#   - ``t.sin()`` is ``Sin()(t)``; ``t + u`` is ``Add()(t, u)`` and ``2 + t`` is ``Add()(2, t)``;
+#   - ``t.sin_()`` writes ``t.sin()`` into ``t``'s memory (``minigrad/inplace.py`` records it for autograd);
+#   - ``t.gather(1, i)`` is ``gather(t, 1, i)``: the method is the function itself, with its
+#     signature and docstring.
+# =====================================================================================================
+
+
+def _as_method(function, name: str, doc: str | None):
+    """``function`` named as the Tensor method ``name`` (for help(), tracebacks and the reference)."""
+    function.__name__ = name
+    function.__qualname__ = f"Tensor.{name}"
+    function.__doc__ = doc
+    return function
+
+
+def _unary_method(op: type, name: str):
+    """The method ``name`` that applies the op class ``op`` to the tensor: ``t.sin()`` is ``Sin()(t)``.
+
+    Its docstring points to the function ``mg.name``, which applies the same op (as PyTorch's do).
+    """
+
+    def method(self):
+        return op()(self)
+
+    return _as_method(method, name, None if name.startswith("__") else _see_function(name))
+
+
+def _see_function(name: str) -> str:
+    return f"``mg.{name}(self)``: see ``minigrad.{name}``."
+
+
+def _operator_methods(op: type, name: str):
+    """The operator ``__name__`` and its reflected form ``__rname__``: ``t - u`` is ``op()(t, u)``, and
+    ``2 - t`` (Python calls ``t.__rsub__(2)``) is ``op()(2, t)``."""
+
+    def forward(self, other):
+        return op()(self, other)
+
+    def reflected(self, other):
+        return op()(other, self)
+
+    return _as_method(forward, f"__{name}__", None), _as_method(reflected, f"__r{name}__", None)
+
+
+def _two_input_method(op: type, name: str):
+    """The method ``name`` with the tensor as ``op``'s first input: ``t.pow(2)`` is ``Pow()(t, 2)``."""
+
+    def method(self, other):
+        return op()(self, other)
+
+    return _as_method(method, name, _see_function(name))
+
+
+def _comparison_method(ufunc, name: str):
+    """The comparison operator ``name`` (``t < u``): a bool tensor from ``ufunc``, recording nothing."""
+
+    def method(self, other):
+        return _compare(ufunc, self, other)
+
+    return _as_method(method, name, None)
+
+
+def _in_place_binary_method(ufunc, op: type, name: str):
+    """The in-place method ``name`` (``t.mul_(u)``): ``ufunc(t, u, out=t)``, recorded for autograd as ``op``.
+
+    Like every in-place method, it raises PyTorch's RuntimeError when the result's dtype cannot be
+    stored in the tensor (``minigrad.inplace.binary``: a float into an integer tensor, ``bool &= int``,
+    integer division by zero).
+    """
+    doc = f"``self.{name[:-1]}(other)`` written into this tensor's memory (recorded for autograd)."
+
+    def method(self, other):
+        return _inplace.binary(self, other, name, ufunc, op)
+
+    return _as_method(method, name, doc)
+
+
+def _in_place_method(op, name: str, update=None):
+    """The in-place method ``name`` (``t.sin_()``): ``op``'s result written into the tensor's memory.
+
+    ``update(array)`` does the write (default: ``op``'s out-of-place result, cast back with PyTorch's
+    check, ``_result_update``); ``op`` is what autograd records (``minigrad.inplace.unary``).
+    """
+    doc = f"``self.{name[:-1]}()`` written into this tensor's memory (recorded for autograd)."
+    update = update or _result_update(op, name)
+
+    def method(self):
+        return _inplace.unary(self, name, update, op)
+
+    return _as_method(method, name, doc)
+
+# -- operators (ops/elementwise.py, linalg.py, math.py) --------------------------------------------
+
+Tensor.__add__, Tensor.__radd__ = _operator_methods(_ops_ew.Add, "add")
+Tensor.__sub__, Tensor.__rsub__ = _operator_methods(_ops_ew.Sub, "sub")
+Tensor.__mul__, Tensor.__rmul__ = _operator_methods(_ops_ew.Mul, "mul")
+Tensor.__truediv__, Tensor.__rtruediv__ = _operator_methods(_ops_ew.Div, "truediv")
+Tensor.__pow__, Tensor.__rpow__ = _operator_methods(_ops_ew.Pow, "pow")
+Tensor.__matmul__, Tensor.__rmatmul__ = _operator_methods(_ops_linalg.MatMul, "matmul")
+Tensor.__mod__, Tensor.__rmod__ = _operator_methods(_ops_math.Remainder, "mod")
+Tensor.__floordiv__, Tensor.__rfloordiv__ = _operator_methods(_ops_math.FloorDivide, "floordiv")
+Tensor.__and__, Tensor.__rand__ = _operator_methods(_ops_math.BitwiseAnd, "and")
+Tensor.__or__, Tensor.__ror__ = _operator_methods(_ops_math.BitwiseOr, "or")
+Tensor.__xor__, Tensor.__rxor__ = _operator_methods(_ops_math.BitwiseXor, "xor")
+Tensor.__neg__ = _unary_method(_ops_ew.Neg, "__neg__")
+Tensor.__abs__ = _unary_method(_ops_ew.Abs, "__abs__")
+
+# Comparisons give boolean tensors and record nothing.
+Tensor.__eq__ = _comparison_method(np.equal, "__eq__")
+Tensor.__ne__ = _comparison_method(np.not_equal, "__ne__")
+Tensor.__lt__ = _comparison_method(np.less, "__lt__")
+Tensor.__le__ = _comparison_method(np.less_equal, "__le__")
+Tensor.__gt__ = _comparison_method(np.greater, "__gt__")
+Tensor.__ge__ = _comparison_method(np.greater_equal, "__ge__")
+
+# -- elementwise functions of one tensor (ops/elementwise.py, math.py) -----------------------------
+
+Tensor.clone = _unary_method(_ops_ew.Clone, "clone")
+Tensor.exp = _unary_method(_ops_ew.Exp, "exp")
+Tensor.log = _unary_method(_ops_ew.Log, "log")
+Tensor.sqrt = _unary_method(_ops_ew.Sqrt, "sqrt")
+Tensor.tanh = _unary_method(_ops_ew.Tanh, "tanh")
+Tensor.sigmoid = _unary_method(_ops_ew.Sigmoid, "sigmoid")
+Tensor.relu = _unary_method(_ops_ew.ReLU, "relu")
+Tensor.abs = _unary_method(_ops_ew.Abs, "abs")
+Tensor.sin = _unary_method(_ops_math.Sin, "sin")
+Tensor.cos = _unary_method(_ops_math.Cos, "cos")
+Tensor.tan = _unary_method(_ops_math.Tan, "tan")
+Tensor.asin = _unary_method(_ops_math.Asin, "asin")
+Tensor.acos = _unary_method(_ops_math.Acos, "acos")
+Tensor.atan = _unary_method(_ops_math.Atan, "atan")
+Tensor.sinh = _unary_method(_ops_math.Sinh, "sinh")
+Tensor.cosh = _unary_method(_ops_math.Cosh, "cosh")
+Tensor.asinh = _unary_method(_ops_math.Asinh, "asinh")
+Tensor.acosh = _unary_method(_ops_math.Acosh, "acosh")
+Tensor.atanh = _unary_method(_ops_math.Atanh, "atanh")
+Tensor.exp2 = _unary_method(_ops_math.Exp2, "exp2")
+Tensor.expm1 = _unary_method(_ops_math.Expm1, "expm1")
+Tensor.log2 = _unary_method(_ops_math.Log2, "log2")
+Tensor.log10 = _unary_method(_ops_math.Log10, "log10")
+Tensor.log1p = _unary_method(_ops_math.Log1p, "log1p")
+Tensor.rsqrt = _unary_method(_ops_math.Rsqrt, "rsqrt")
+Tensor.reciprocal = _unary_method(_ops_math.Reciprocal, "reciprocal")
+Tensor.square = _unary_method(_ops_math.Square, "square")
+Tensor.erf = _unary_method(_ops_math.Erf, "erf")
+Tensor.erfinv = _unary_method(_ops_math.Erfinv, "erfinv")
+Tensor.sign = _unary_method(_ops_math.Sign, "sign")
+Tensor.floor = _unary_method(_ops_math.Floor, "floor")
+Tensor.ceil = _unary_method(_ops_math.Ceil, "ceil")
+Tensor.trunc = _unary_method(_ops_math.Trunc, "trunc")
+Tensor.pow = _two_input_method(_ops_ew.Pow, "pow")
+
+# -- their in-place forms --------------------------------------------------------------------------
+# Each raises PyTorch's RuntimeError when the result's dtype cannot be stored in the tensor (``sin_`` of an
+# integer tensor).
+
+Tensor.neg_ = _in_place_method(Tensor.__neg__, "neg_", _ufunc_update(np.negative))
+Tensor.abs_ = _in_place_method(Tensor.abs, "abs_", _ufunc_update(np.absolute))
+Tensor.exp_ = _in_place_method(Tensor.exp, "exp_", _ufunc_update(np.exp))
+Tensor.log_ = _in_place_method(Tensor.log, "log_", _ufunc_update(np.log))
+Tensor.sqrt_ = _in_place_method(Tensor.sqrt, "sqrt_", _ufunc_update(np.sqrt))
+Tensor.tanh_ = _in_place_method(Tensor.tanh, "tanh_", _ufunc_update(np.tanh))
+Tensor.sigmoid_ = _in_place_method(Tensor.sigmoid, "sigmoid_")
+Tensor.relu_ = _in_place_method(Tensor.relu, "relu_")
+Tensor.sin_ = _in_place_method(Tensor.sin, "sin_")
+Tensor.cos_ = _in_place_method(Tensor.cos, "cos_")
+Tensor.tan_ = _in_place_method(Tensor.tan, "tan_")
+Tensor.asin_ = _in_place_method(Tensor.asin, "asin_")
+Tensor.acos_ = _in_place_method(Tensor.acos, "acos_")
+Tensor.atan_ = _in_place_method(Tensor.atan, "atan_")
+Tensor.sinh_ = _in_place_method(Tensor.sinh, "sinh_")
+Tensor.cosh_ = _in_place_method(Tensor.cosh, "cosh_")
+Tensor.exp2_ = _in_place_method(Tensor.exp2, "exp2_")
+Tensor.expm1_ = _in_place_method(Tensor.expm1, "expm1_")
+Tensor.log2_ = _in_place_method(Tensor.log2, "log2_")
+Tensor.log10_ = _in_place_method(Tensor.log10, "log10_")
+Tensor.log1p_ = _in_place_method(Tensor.log1p, "log1p_")
+Tensor.rsqrt_ = _in_place_method(Tensor.rsqrt, "rsqrt_")
+Tensor.reciprocal_ = _in_place_method(Tensor.reciprocal, "reciprocal_")
+Tensor.square_ = _in_place_method(Tensor.square, "square_")
+Tensor.erf_ = _in_place_method(Tensor.erf, "erf_")
+Tensor.erfinv_ = _in_place_method(Tensor.erfinv, "erfinv_")
+Tensor.sign_ = _in_place_method(Tensor.sign, "sign_")
+Tensor.floor_ = _in_place_method(Tensor.floor, "floor_")
+Tensor.ceil_ = _in_place_method(Tensor.ceil, "ceil_")
+Tensor.trunc_ = _in_place_method(Tensor.trunc, "trunc_")
+
+Tensor.mul_ = _in_place_binary_method(np.multiply, _ops_ew.Mul, "mul_")
+Tensor.div_ = _in_place_binary_method(np.true_divide, _ops_ew.Div, "div_")
+Tensor.remainder_ = _in_place_binary_method(_ops_math.remainder_ufunc, _ops_math.Remainder, "remainder_")
+Tensor.fmod_ = _in_place_binary_method(_ops_math.fmod_ufunc, _ops_math.Fmod, "fmod_")
+Tensor.floor_divide_ = _in_place_binary_method(_ops_math.floor_divide_ufunc, _ops_math.FloorDivide, "floor_divide_")
+Tensor.bitwise_and_ = _in_place_binary_method(_ops_math.bitwise_and_ufunc, _ops_math.BitwiseAnd, "bitwise_and_")
+Tensor.bitwise_or_ = _in_place_binary_method(_ops_math.bitwise_or_ufunc, _ops_math.BitwiseOr, "bitwise_or_")
+Tensor.bitwise_xor_ = _in_place_binary_method(_ops_math.bitwise_xor_ufunc, _ops_math.BitwiseXor, "bitwise_xor_")
+
+# -- functions as methods --------------------------------------------------------------------------
+
+Tensor.clamp = _ops_ew.clamp
+Tensor.sum = _ops_reduce.sum
+Tensor.mean = _ops_reduce.mean
+Tensor.max = _ops_reduce.max
+Tensor.min = _ops_reduce.min
+Tensor.argmax = _ops_reduce.argmax
+Tensor.argmin = _ops_reduce.argmin
+Tensor.flatten = _ops_shape.flatten
+Tensor.transpose = _ops_shape.transpose
+Tensor.unsqueeze = _ops_shape.unsqueeze
+Tensor.squeeze = _ops_shape.squeeze
+Tensor.broadcast_to = _ops_shape.expand
+Tensor.masked_fill = _ops_ew.masked_fill
+Tensor.round = _ops_math.round
+Tensor.maximum = _ops_math.maximum
+Tensor.minimum = _ops_math.minimum
+Tensor.atan2 = _ops_math.atan2
+Tensor.remainder = _ops_math.remainder
+Tensor.fmod = _ops_math.fmod
+Tensor.floor_divide = _ops_math.floor_divide
+Tensor.eq = _ops_math.eq
+Tensor.ne = _ops_math.ne
+Tensor.lt = _ops_math.lt
+Tensor.le = _ops_math.le
+Tensor.gt = _ops_math.gt
+Tensor.ge = _ops_math.ge
+Tensor.equal = _ops_math.equal
+Tensor.isclose = _ops_math.isclose
+Tensor.allclose = _ops_math.allclose
+Tensor.isnan = _ops_math.isnan
+Tensor.isinf = _ops_math.isinf
+Tensor.isfinite = _ops_math.isfinite
+Tensor.logical_and = _ops_math.logical_and
+Tensor.logical_or = _ops_math.logical_or
+Tensor.logical_xor = _ops_math.logical_xor
+Tensor.logical_not = _ops_math.logical_not
+Tensor.bitwise_and = _ops_math.bitwise_and
+Tensor.bitwise_or = _ops_math.bitwise_or
+Tensor.bitwise_xor = _ops_math.bitwise_xor
+Tensor.bitwise_not = _ops_math.bitwise_not
+Tensor.sort = _ops_sorting.sort
+Tensor.argsort = _ops_sorting.argsort
+Tensor.topk = _ops_sorting.topk
+Tensor.kthvalue = _ops_sorting.kthvalue
+Tensor.cumsum = _ops_scan.cumsum
+Tensor.cumprod = _ops_scan.cumprod
+Tensor.cummax = _ops_cumulative.cummax
+Tensor.cummin = _ops_cumulative.cummin
+Tensor.logcumsumexp = _ops_cumulative.logcumsumexp
+Tensor.diff = _ops_differences.diff
+Tensor.logit = _ops_math.logit
+Tensor.erfc = _ops_math.erfc
+Tensor.gather = _ops_gather.gather
+Tensor.scatter = _ops_gather.scatter
+Tensor.scatter_add = _ops_gather.scatter_add
+Tensor.scatter_add_ = _ops_gather.scatter_add_inplace
+Tensor.index_select = _ops_gather.index_select
+Tensor.view_as = _ops_structure.view_as
+Tensor.unflatten = _ops_structure.unflatten
+Tensor.tril = _ops_structure.tril
+Tensor.triu = _ops_structure.triu
+Tensor.chunk = _ops_structure.chunk
+Tensor.unbind = _ops_structure.unbind
+Tensor.roll = _ops_structure.roll
+Tensor.diagonal = _ops_structure.diagonal
+Tensor.tensor_split = _ops_splitting.tensor_split
+Tensor.take_along_dim = _ops_take_along.take_along_dim
+Tensor.diag_embed = _ops_diagonal_forms.diag_embed
+Tensor.diagflat = _ops_diagonal_forms.diagflat
+Tensor.index_fill = _ops_index_updates.index_fill
+Tensor.index_fill_ = _ops_index_updates.index_fill_
+Tensor.index_copy = _ops_index_updates.index_copy
+Tensor.index_copy_ = _ops_index_updates.index_copy_
+Tensor.masked_scatter = _ops_index_updates.masked_scatter
+Tensor.masked_scatter_ = _ops_index_updates.masked_scatter_
+Tensor.scatter_reduce = _ops_index_updates.scatter_reduce
+Tensor.scatter_reduce_ = _ops_index_updates.scatter_reduce_
+Tensor.index_put = _ops_index_updates.index_put
+Tensor.index_put_ = _ops_index_updates.index_put_
+Tensor.unfold = _ops_windows.unfold
+Tensor.reshape_as = _ops_windows.reshape_as
+Tensor.aminmax = _ops_statistics.aminmax
+Tensor.nanmedian = _ops_statistics.nanmedian
+Tensor.cov = _ops_statistics.cov
+Tensor.corrcoef = _ops_statistics.corrcoef
+Tensor.det = _ops_determinants.det
+Tensor.logdet = _ops_determinants.logdet
+Tensor.slogdet = _ops_determinants.slogdet
+
+# -- Python's augmented assignments, and PyTorch's and NumPy's other names ---------------------------
+
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__imod__ = Tensor.remainder_
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__iand__ = Tensor.bitwise_and_
+Tensor.__ior__ = Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.clip = Tensor.clamp
+Tensor.arcsin = Tensor.asin
+Tensor.arccos = Tensor.acos
+Tensor.arctan = Tensor.atan
+Tensor.arcsinh = Tensor.asinh
+Tensor.arccosh = Tensor.acosh
+Tensor.arctanh = Tensor.atanh
+Tensor.fix = Tensor.trunc
+Tensor.arctan2 = Tensor.atan2
+Tensor.not_equal = Tensor.ne
+Tensor.less = Tensor.lt
+Tensor.less_equal = Tensor.le
+Tensor.greater = Tensor.gt
+Tensor.greater_equal = Tensor.ge
