@@ -17,8 +17,9 @@ ValueError with PyTorch's messages. Turn it off per distribution with
 Shapes are plain tuples (minigrad has no ``torch.Size``), so reprs and messages
 show ``(2, 3)`` where PyTorch shows ``torch.Size([2, 3])``.
 
-This module also holds the helpers the distributions share: ``broadcast_all``,
-``lazy_property`` and the probability/logit conversions.
+This module also holds what the distributions share: ``_BroadcastDistribution`` (the
+constructor and ``expand`` of those given by numeric parameters that broadcast together),
+``broadcast_all``, ``lazy_property`` and the probability/logit conversions.
 """
 
 from __future__ import annotations
@@ -279,6 +280,52 @@ class Distribution:
             value = self.__dict__[name]
             parts.append(f"{name}: {value.item() if value.numel() == 1 else tuple(value.shape)}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+
+class _BroadcastDistribution(Distribution):
+    """Base of the distributions given by numeric parameters that broadcast together (``Normal``,
+    ``Uniform``, ``Gamma``, ``Beta``): one constructor and one ``expand`` for all of them.
+
+    A subclass names its parameters in its class statement, in its constructor's order, and its
+    constructor hands the values on (so its signature stays PyTorch's)::
+
+        class Normal(_BroadcastDistribution, parameters=("loc", "scale")):
+            def __init__(self, loc, scale, validate_args=None):
+                super().__init__(loc, scale, validate_args=validate_args)
+
+    The constructor broadcasts the values (numbers or Tensors, see ``broadcast_all``) and stores
+    each under its name; ``batch_shape`` is their broadcast shape (``()`` when all are numbers, as in
+    PyTorch) and ``event_shape`` is ``()``. ``expand`` expands every parameter as a view. These
+    distributions are continuous and each defines a differentiable ``rsample``, so ``has_rsample``
+    is True.
+    """
+
+    has_rsample = True
+    _parameter_names: tuple = ()
+    _declared_by = None  # the class whose statement named the parameters
+
+    def __init_subclass__(cls, parameters: tuple | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # A subclass that names none (a user's ``class MyNormal(Normal)``) keeps its parent's.
+        if parameters is not None:
+            cls._parameter_names = parameters
+            cls._declared_by = cls
+
+    def __init__(self, *values, validate_args: bool | None = None):
+        tensors, batch_shape = broadcast_parameters(*values)
+        for name, tensor in zip(self._parameter_names, tensors, strict=True):
+            setattr(self, name, tensor)
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        """This distribution with every parameter expanded (as a view) to ``batch_shape``.
+
+        Raises:
+            NotImplementedError: a subclass with its own ``__init__`` does not define ``expand`` (as PyTorch).
+        """
+        new = self._get_checked_instance(self._declared_by, _instance)
+        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), self._parameter_names)
 
 
 # -- helpers the distributions share ---------------------------------------------------------------

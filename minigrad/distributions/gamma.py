@@ -21,7 +21,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, _as_shape, broadcast_parameters
+from minigrad.distributions.distribution import _BroadcastDistribution
 from minigrad.math_forms import digamma, digamma_array, lgamma
 from minigrad.ops.elementwise import where
 from minigrad.tensor import Tensor
@@ -80,7 +80,7 @@ def _xlogy(x: Tensor, y: Tensor) -> Tensor:
         return where(zero, x.new_zeros(()), x * where(zero, y.new_ones(()), y).log())
 
 
-class Gamma(Distribution):
+class Gamma(_BroadcastDistribution, parameters=("concentration", "rate")):
     """The Gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
     Density ``rate^c x^(c-1) exp(-rate x) / Gamma(c)`` on x > 0. ``rsample`` is
@@ -99,16 +99,9 @@ class Gamma(Distribution):
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
-        (self.concentration, self.rate), batch_shape = broadcast_parameters(concentration, rate)
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        """This distribution with its parameters expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Gamma, _instance)
-        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("concentration", "rate"))
+        super().__init__(concentration, rate, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
@@ -143,7 +136,7 @@ class Gamma(Distribution):
         return c - self.rate.log() + lgamma(c) + (1.0 - c) * digamma(c)
 
 
-class Beta(Distribution):
+class Beta(_BroadcastDistribution, parameters=("concentration1", "concentration0")):
     """The Beta distribution on (0, 1) with shapes ``concentration1`` (alpha) and ``concentration0`` (beta).
 
     Density ``x^(a-1) (1-x)^(b-1) / B(a, b)``. ``rsample`` draws ``g1 / (g1 + g0)``
@@ -162,16 +155,9 @@ class Beta(Distribution):
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        (self.concentration1, self.concentration0), batch_shape = broadcast_parameters(concentration1, concentration0)
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        """This distribution with its parameters expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Beta, _instance)
-        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("concentration1", "concentration0"))
+        super().__init__(concentration1, concentration0, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

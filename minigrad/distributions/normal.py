@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, _as_shape, broadcast_parameters, draw
+from minigrad.distributions.distribution import _BroadcastDistribution, draw
 from minigrad.ops.elementwise import where
 from minigrad.tensor import Tensor
 
 _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
 
-class Normal(Distribution):
+class Normal(_BroadcastDistribution, parameters=("loc", "scale")):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
 
     ``loc`` and ``scale`` (numbers or Tensors) broadcast to the batch shape;
@@ -32,16 +32,9 @@ class Normal(Distribution):
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
-    has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        (self.loc, self.scale), batch_shape = broadcast_parameters(loc, scale)
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        """This distribution with ``loc``/``scale`` expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Normal, _instance)
-        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("loc", "scale"))
+        super().__init__(loc, scale, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:
@@ -91,7 +84,7 @@ class Normal(Distribution):
         return 0.5 + _LOG_SQRT_2PI + self.scale.log()
 
 
-class Uniform(Distribution):
+class Uniform(_BroadcastDistribution, parameters=("low", "high")):
     """The continuous uniform distribution on the half-open interval ``[low, high)``.
 
     ``low`` and ``high`` (numbers or Tensors) broadcast to the batch shape.
@@ -109,11 +102,8 @@ class Uniform(Distribution):
         ValueError: (with validation) ``low >= high`` somewhere, or a value outside ``[low, high]``.
     """
 
-    has_rsample = True
-
     def __init__(self, low, high, validate_args=None):
-        (self.low, self.high), batch_shape = broadcast_parameters(low, high)
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(low, high, validate_args=validate_args)
 
     @property
     def arg_constraints(self) -> dict:
@@ -126,11 +116,6 @@ class Uniform(Distribution):
             value = self.__dict__[name]
             parts.append(f"{name}: {value.item() if value.numel() == 1 else tuple(value.shape)}")
         return f"Uniform({', '.join(parts)})"
-
-    def expand(self, batch_shape, _instance=None):
-        """This distribution with ``low``/``high`` expanded to ``batch_shape``."""
-        new = self._get_checked_instance(Uniform, _instance)
-        return self._expand_parameters(new, _as_shape(batch_shape, "batch_shape"), ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.function import FunctionNode, ViewNode
+from minigrad.function import FunctionNode
 from minigrad.ops import indexing as _indexing
 from minigrad.ops import shape as _shape
 from minigrad.ops._util import expect_tensor, normalize_axis
+from minigrad.ops._view_pairs import ParamsNode, ParamsView
 
 
 class Repeat(FunctionNode):
@@ -86,36 +87,18 @@ def _diagonal_view(a, offset, axis1, axis2):
     return out
 
 
-class Diagonal(ViewNode):
+class Diagonal(ParamsView, params=("offset", "axis1", "axis2")):
     """the diagonal of ``axis1`` and ``axis2`` (moved to the end), a view; backward: ``DiagonalScatter``"""
 
-    def __init__(self, offset, axis1, axis2):
-        self.offset = offset
-        self.axis1 = axis1
-        self.axis2 = axis2
-
     def view_array(self, a):
-        return _diagonal_view(a, self.offset, self.axis1, self.axis2)
-
-    def fresh(self):
-        return Diagonal(self.offset, self.axis1, self.axis2)
-
-    def forward(self, a):
-        self.in_shape = a.shape
         return _diagonal_view(a, self.offset, self.axis1, self.axis2)
 
     def backward(self, g):
         return DiagonalScatter(self.offset, self.axis1, self.axis2, self.in_shape)(g)
 
 
-class DiagonalScatter(FunctionNode):
+class DiagonalScatter(ParamsNode, params=("offset", "axis1", "axis2", "shape")):
     """zeros of ``shape`` with ``g`` on the diagonal ``Diagonal`` reads (its adjoint)"""
-
-    def __init__(self, offset, axis1, axis2, shape):
-        self.offset = offset
-        self.axis1 = axis1
-        self.axis2 = axis2
-        self.shape = shape
 
     def forward(self, g):
         out = self.xp.zeros(self.shape, dtype=g.dtype)

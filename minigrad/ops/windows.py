@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import backend
-from minigrad.function import FunctionNode, ViewNode
 from minigrad.ops import indexing as _indexing
 from minigrad.ops import shape as _shape
 from minigrad.ops._util import expect_tensor, normalize_axis
+from minigrad.ops._view_pairs import ParamsNode, ParamsView
 
 __all__ = ["FoldWindows", "UnfoldWindows", "reshape_as", "unfold"]
 
@@ -47,13 +47,8 @@ def _strided_view(a, shape, strides):
     return backend.get_array_module(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
-class UnfoldWindows(ViewNode):
+class UnfoldWindows(ParamsView, params=("axis", "size", "step")):
     """a's windows of ``size`` every ``step`` along ``axis``, as a new last dimension (a view)"""
-
-    def __init__(self, axis, size, step):
-        self.axis = axis
-        self.size = size
-        self.step = step
 
     def view_array(self, a):
         axis, size, step = self.axis, self.size, self.step
@@ -65,25 +60,12 @@ class UnfoldWindows(ViewNode):
             out.flags.writeable = False  # overlapping windows: an in-place write raises (inplace.apply_inplace)
         return out
 
-    def fresh(self):
-        return UnfoldWindows(self.axis, self.size, self.step)
-
-    def forward(self, a):
-        self.in_shape = a.shape
-        return self.view_array(a)
-
     def backward(self, g):
         return FoldWindows(self.axis, self.size, self.step, self.in_shape)(g)
 
 
-class FoldWindows(FunctionNode):
+class FoldWindows(ParamsNode, params=("axis", "size", "step", "shape")):
     """zeros of ``shape`` with every window of ``g`` added back where ``UnfoldWindows`` took it (its adjoint)"""
-
-    def __init__(self, axis, size, step, shape):
-        self.axis = axis
-        self.size = size
-        self.step = step
-        self.shape = shape
 
     def forward(self, g):
         axis, size, step = self.axis, self.size, self.step

@@ -446,7 +446,36 @@ class MultiStepLR(LRScheduler):
         self.milestones = Counter(self.milestones)
 
 
-class ConstantLR(LRScheduler):
+class _WarmupLR(LRScheduler):
+    """Base of the warm-up schedulers (ConstantLR, LinearLR): the rates start at a factor of their
+    base values and come back over ``total_iters`` epochs.
+
+    ``get_lr`` multiplies the current rates by the starting factor (``_start_factor()``) at epoch 0
+    and leaves the later epochs to the subclass's ``_later_lr()``. The subclass stores its factors
+    (under PyTorch's names, which ``state_dict`` shows) before calling this constructor.
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int, last_epoch: int):
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list:
+        """The current rates times the starting factor at epoch 0, else as the subclass's ``_later_lr()``."""
+        self._warn_if_outside_step()
+        if self.last_epoch == 0:
+            return _scaled_lrs(self.optimizer, self._start_factor())
+        return self._later_lr()
+
+    def _start_factor(self) -> float:
+        """The factor the rates get at epoch 0."""
+        raise NotImplementedError(f"{type(self).__name__} must define _start_factor()")
+
+    def _later_lr(self) -> list:
+        """The rates for an epoch after 0 (``last_epoch``), from the current ones."""
+        raise NotImplementedError(f"{type(self).__name__} must define _later_lr()")
+
+
+class ConstantLR(_WarmupLR):
     """Multiplies each group's rate by ``factor`` for the first ``total_iters`` epochs.
 
     Args:
@@ -465,14 +494,13 @@ class ConstantLR(LRScheduler):
         if not 0 <= factor <= 1.0:  # NaN fails too
             raise ValueError(f"ConstantLR: factor must be between 0 and 1, got {factor}")
         self.factor = factor
-        self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, total_iters, last_epoch)
 
-    def get_lr(self) -> list:
-        """The current rates times ``factor`` at epoch 0, divided by it at ``total_iters``."""
-        self._warn_if_outside_step()
-        if self.last_epoch == 0:
-            return _scaled_lrs(self.optimizer, self.factor)
+    def _start_factor(self) -> float:
+        return self.factor
+
+    def _later_lr(self) -> list:
+        """The current rates, divided by ``factor`` at ``total_iters``."""
         if self.last_epoch != self.total_iters:
             return _current_lrs(self.optimizer)
         if self.factor == 0:  # a rate of 0 cannot be divided back (PyTorch's ZeroDivisionError): start from base_lrs
@@ -484,7 +512,7 @@ class ConstantLR(LRScheduler):
         return [base_lr * (self.factor + done * (1 - self.factor)) for base_lr in self.base_lrs]
 
 
-class LinearLR(LRScheduler):
+class LinearLR(_WarmupLR):
     """Scales each group's rate by a factor going linearly from ``start_factor`` to ``end_factor``.
 
     The factor moves over ``total_iters`` epochs, then stays at ``end_factor``.
@@ -510,14 +538,13 @@ class LinearLR(LRScheduler):
             raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
         self.start_factor = start_factor
         self.end_factor = end_factor
-        self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch)
+        super().__init__(optimizer, total_iters, last_epoch)
 
-    def get_lr(self) -> list:
+    def _start_factor(self) -> float:
+        return self.start_factor
+
+    def _later_lr(self) -> list:
         """The current rates times the ratio of this epoch's factor to the previous one's."""
-        self._warn_if_outside_step()
-        if self.last_epoch == 0:
-            return _scaled_lrs(self.optimizer, self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return _current_lrs(self.optimizer)
         span = self.end_factor - self.start_factor
