@@ -31,12 +31,16 @@ def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _sizes(fn: str, name: str, value, count: int) -> tuple:
+def _sizes(fn: str, name: str, value, count: int, wrong_length: type[Exception] = RuntimeError) -> tuple:
     """``value`` (an int, or a tuple/list of 1 or ``count`` ints) as a tuple of ``count`` ints.
+
+    ``wrong_length`` is the class raised for a sequence of another length:
+    RuntimeError for pooling (PyTorch's class), ValueError for unpooling (see
+    ``unpooling.py``).
 
     Raises:
         TypeError: not an int or a sequence of ints.
-        RuntimeError: a sequence of another length (PyTorch's exception type).
+        wrong_length: a sequence of another length.
     """
     if _is_int(value):
         return (int(value),) * count
@@ -45,7 +49,7 @@ def _sizes(fn: str, name: str, value, count: int) -> tuple:
     if len(value) == 1:
         return (int(value[0]),) * count
     if len(value) != count:
-        raise RuntimeError(f"{fn}(): {name} must either be a single int, or a tuple of {count} ints, got {value!r}")
+        raise wrong_length(f"{fn}(): {name} must either be a single int, or a tuple of {count} ints, got {value!r}")
     return tuple(int(v) for v in value)
 
 
@@ -393,7 +397,7 @@ class _PoolNd(Module):
 
 
 class _MaxPoolNd(_PoolNd):
-    """Shared constructor of the max-pooling modules (arguments as in ``max_pool2d``)."""
+    """Shared constructor of the max-pooling modules, 1-D to 3-D (arguments as in ``max_pool2d``)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False):
@@ -425,8 +429,8 @@ class MaxPool1d(_MaxPoolNd):
                           ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool2d(_PoolNd):
-    """Average pooling over (N, C, H, W) or (C, H, W): see ``avg_pool2d`` (``stride`` defaults to ``kernel_size``)."""
+class _AvgPoolNd(_PoolNd):
+    """Shared constructor of the 2-D and 3-D average-pooling modules (arguments as in ``avg_pool2d``)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override=None):
@@ -434,6 +438,10 @@ class AvgPool2d(_PoolNd):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Average pooling over (N, C, H, W) or (C, H, W): see ``avg_pool2d`` (``stride`` defaults to ``kernel_size``)."""
 
     def forward(self, input):  # noqa: A002
         """Pool ``input``."""
@@ -459,7 +467,7 @@ class AvgPool1d(_PoolNd):
 
 
 class _AdaptivePool(Module):
-    """Shared constructor of the adaptive pooling modules: the target ``output_size``."""
+    """Shared constructor of the adaptive pooling modules, 1-D to 3-D: the target ``output_size``."""
 
     def __init__(self, output_size):
         super().__init__()

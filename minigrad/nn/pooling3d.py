@@ -11,16 +11,19 @@ matrix products with averaging matrices, one per spatial dimension.
 from __future__ import annotations
 
 from minigrad import backend
-from minigrad.nn.module import Module
 from minigrad.nn.pooling import (
     _adaptive_size,
+    _AdaptiveMaxPool,
+    _AdaptivePool,
     _avg_pool_flags,
+    _AvgPoolNd,
     _batched,
     _check_window,
     _expect_bool,
     _expect_input,
     _geometry,
     _max_result,
+    _MaxPoolNd,
 )
 from minigrad.ops import pooling3d as ops
 from minigrad.ops.pooling import adaptive_bounds
@@ -178,75 +181,38 @@ def adaptive_avg_pool3d(input, output_size):  # noqa: A002
 # -- modules ------------------------------------------------------------------------------------
 
 
-class MaxPool3d(Module):
+class MaxPool3d(_MaxPoolNd):
     """Max pooling over (N, C, D, H, W) or (C, D, H, W): see ``max_pool3d`` (``stride`` defaults to
     ``kernel_size``); ``forward`` returns (values, indices) with ``return_indices``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):  # noqa: A002
         """Pool ``input``; a pair (values, indices) with ``return_indices``."""
         return max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                           ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
-
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """Average pooling over (N, C, D, H, W) or (C, D, H, W): see ``avg_pool3d`` (``stride`` defaults to
     ``kernel_size``)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):  # noqa: A002
         """Pool ``input``."""
         return avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class AdaptiveAvgPool3d(Module):
+class AdaptiveAvgPool3d(_AdaptivePool):
     """Adaptive average pooling to ``output_size`` (int or triple, None keeps a size): see
     ``adaptive_avg_pool3d``."""
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
 
     def forward(self, input):  # noqa: A002
         """Pool ``input`` (N, C, D, H, W) or (C, D, H, W)."""
         return adaptive_avg_pool3d(input, self.output_size)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
-
-class AdaptiveMaxPool3d(Module):
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
     """Adaptive max pooling to ``output_size``: see ``adaptive_max_pool3d``; ``return_indices`` as there."""
-
-    def __init__(self, output_size, return_indices: bool = False):
-        super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input):  # noqa: A002
         """Pool ``input`` (N, C, D, H, W) or (C, D, H, W)."""
         return adaptive_max_pool3d(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"

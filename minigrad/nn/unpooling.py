@@ -19,27 +19,21 @@ import math
 from minigrad.factory import zeros
 from minigrad.nn.module import Module
 from minigrad.nn.pooling import _is_int
+from minigrad.nn.pooling import _sizes as _pool_sizes
 from minigrad.ops._util import expect_tensor
 
 __all__ = ["max_unpool1d", "max_unpool2d", "MaxUnpool1d", "MaxUnpool2d"]
 
 
 def _sizes(fn, name, value, dims) -> tuple:
-    """An int or a sequence of 1 or ``dims`` ints as a tuple of ``dims`` ints.
+    """An int or a sequence of 1 or ``dims`` ints as a tuple of ``dims`` ints (``pooling._sizes``).
 
     Raises:
         TypeError: not an int or a sequence of ints.
-        ValueError: a sequence of another length.
+        ValueError: a sequence of another length (PyTorch has no class of its own here: its unpooling
+            indexes the sequences, so a long kernel raises IndexError and a long stride is ignored).
     """
-    if _is_int(value):
-        return (int(value),) * dims
-    if not isinstance(value, (tuple, list)) or not all(map(_is_int, value)):
-        raise TypeError(f"{fn}(): {name} must be an int or a tuple of {dims} ints, got {value!r}")
-    if len(value) == 1:
-        return (int(value[0]),) * dims
-    if len(value) != dims:
-        raise ValueError(f"{fn}(): {name} must be an int or a tuple of {dims} ints, got {value!r}")
-    return tuple(int(v) for v in value)
+    return _pool_sizes(fn, name, value, dims, ValueError)
 
 
 def _output_size(fn, input, kernel, stride, padding, output_size) -> tuple:  # noqa: A002
