@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from minigrad import math_forms
 from minigrad.nn.channel_shuffle import channel_shuffle
+from minigrad.nn.inplace_activations import relu_, threshold_
+from minigrad.nn.pointwise_activations import celu_, selu_
+from minigrad.nn.rrelu import rrelu_
 from minigrad.ops import elementwise, linalg
 from minigrad.ops import math as _math
 from minigrad.ops import shape as _shape
@@ -98,7 +101,7 @@ __all__ = [
     "index_fill", "index_copy", "masked_scatter", "scatter_reduce", "index_put", "index_put_",
     # statistics, products, integration, determinants: minigrad/ops/{statistics,products,integration,determinants}.py
     "aminmax", "nanmedian", "cov", "corrcoef", "histc", "inner", "vdot", "trapezoid", "cumulative_trapezoid",
-    "det", "logdet", "slogdet", "matrix_power",
+    "det", "logdet", "slogdet", "matrix_power", "relu_", "selu_", "celu_", "threshold_", "rrelu_",
 ]
 
 

@@ -4,7 +4,8 @@
 Names, signatures, defaults and semantics (gradients at kinks included)
 mirror ``torch.nn``; the functions (``leaky_relu``, ``elu``, ``silu``,
 ``hardtanh``, ``relu6``, ``softmin``) are re-exported by
-``minigrad.nn.functional``. They are compositions of registered ops
+``minigrad.nn.functional`` (``elu`` is written beside SELU and CELU in
+``pointwise_activations.py``). They are compositions of registered ops
 (``where``, ``clamp``, ``exp``...), so their gradients of every order come
 from those ops.
 
@@ -19,7 +20,7 @@ import numpy as np
 from minigrad.nn import functional as F
 from minigrad.nn.loss_utils import expect_floating_tensor, expect_number
 from minigrad.nn.module import Module
-from minigrad.nn.pointwise_activations import _checked_parameter, _ELUBase, _inplace_repr, _InplaceActivation
+from minigrad.nn.pointwise_activations import _checked_parameter, _ELUBase, _InplaceActivation, _maybe_in_place, elu
 from minigrad.ops import elementwise
 from minigrad.ops.shape import reshape
 from minigrad.tensor import Tensor
@@ -36,67 +37,60 @@ __all__ = [
 def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002  (PyTorch's names)
     """x where x > 0, else ``negative_slope`` * x; the gradient at 0 is ``negative_slope``, as in PyTorch.
 
-    ``inplace=True`` is accepted but does not modify ``input``.
+    ``inplace=True`` overwrites ``input`` (recorded for autograd) and returns it.
 
     Raises:
         TypeError: ``input`` is not a Tensor, or ``negative_slope`` is not a number.
         NotImplementedError: the input is not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
     """
     slope = _checked_parameter("leaky_relu", input, "negative_slope", negative_slope)
-    return elementwise.where(input.array > 0, input, input * slope)
-
-
-def elu(input, alpha=1.0, inplace=False):  # noqa: A002
-    """x where x > 0, else ``alpha`` * (exp(x) - 1) (computed as expm1); the gradient at 0 is ``alpha``.
-
-    ``inplace=True`` is accepted but does not modify ``input``.
-
-    Raises:
-        TypeError: ``input`` is not a Tensor, or ``alpha`` is not a number.
-        NotImplementedError: the input is not floating point.
-    """
-    alpha = _checked_parameter("elu", input, "alpha", alpha)
-    # Clamped first: exp of the (unused) large positive values would overflow, and inf * 0 in the
-    # backward of the branch not taken would give NaN.
-    negative = elementwise.clamp(input, max=0.0).expm1() * alpha
-    return elementwise.where(input.array > 0, input, negative)
+    return _maybe_in_place("leaky_relu", input, lambda x: elementwise.where(x.array > 0, x, x * slope), inplace)
 
 
 def silu(input, inplace=False):  # noqa: A002
-    """x * sigmoid(x) (also called swish).
+    """x * sigmoid(x) (also called swish); ``inplace=True`` overwrites ``input`` and returns it.
 
     Raises:
         TypeError: ``input`` is not a Tensor. NotImplementedError: the input is not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
     """
     expect_floating_tensor("silu", input)
-    return input * input.sigmoid()
+    return _maybe_in_place("silu", input, lambda x: x * x.sigmoid(), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
     """x clipped into [min_val, max_val]; the gradient is 1 strictly inside and 0 at or beyond the bounds.
 
     (That is PyTorch's hardtanh gradient; ``clamp`` instead passes the gradient at the bounds.)
+    ``inplace=True`` overwrites ``input`` (recorded for autograd) and returns it.
 
     Raises:
         TypeError: a bound is not a number. ValueError: ``max_val`` < ``min_val``.
         NotImplementedError: the input is not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
     """
     fn = "hardtanh"
     expect_floating_tensor(fn, input)
     low, high = expect_number(fn, "min_val", min_val), expect_number(fn, "max_val", max_val)
     if high < low:
         raise ValueError(f"{fn}(): max_val ({high}) cannot be less than min_val ({low})")
-    inside = (input.array > low) & (input.array < high)
-    return elementwise.where(inside, input, elementwise.clamp(input.detach(), low, high))
+
+    def clip(x):
+        inside = (x.array > low) & (x.array < high)
+        return elementwise.where(inside, x, elementwise.clamp(x.detach(), low, high))
+
+    return _maybe_in_place(fn, input, clip, inplace)
 
 
 def relu6(input, inplace=False):  # noqa: A002
-    """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``.
+    """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``, in place with ``inplace=True`` (as ``hardtanh_``).
 
     Raises:
         TypeError: ``input`` is not a Tensor. NotImplementedError: the input is not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
     """
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def softmin(input, dim=None, *, dtype=None):  # noqa: A002
@@ -153,6 +147,8 @@ class Softmin(_SoftmaxBase):
 class LeakyReLU(_InplaceActivation):
     """x where x > 0, else ``negative_slope`` * x (default 0.01): see ``leaky_relu``."""
 
+    _settings = ("negative_slope",)
+
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False):
         super().__init__(inplace)
         self.negative_slope = negative_slope
@@ -161,27 +157,17 @@ class LeakyReLU(_InplaceActivation):
         """Apply the leaky ReLU."""
         return leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace, f"negative_slope={self.negative_slope}")
-
 
 class ELU(_ELUBase):
     """x where x > 0, else ``alpha`` * (exp(x) - 1) (default alpha 1): see ``elu``."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply the ELU."""
-        return elu(input, self.alpha, self.inplace)
+    _function = staticmethod(elu)
 
 
 class SiLU(_InplaceActivation):
     """x * sigmoid(x): see ``silu``."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply the SiLU."""
-        return silu(input, self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
+    _function = staticmethod(silu)
 
 
 class Hardtanh(_InplaceActivation):
@@ -192,6 +178,8 @@ class Hardtanh(_InplaceActivation):
         AssertionError: ``max_val`` <= ``min_val`` (PyTorch's class: it asserts this; the functional
             ``hardtanh`` accepts equal bounds and raises ValueError for reversed ones).
     """
+
+    _settings = ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__(inplace)
@@ -205,18 +193,14 @@ class Hardtanh(_InplaceActivation):
         """Apply the hardtanh."""
         return hardtanh(input, self.min_val, self.max_val, self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
-
 
 class ReLU6(Hardtanh):
-    """min(max(x, 0), 6): see ``relu6``."""
+    """min(max(x, 0), 6): see ``relu6``. (PyTorch's repr shows only ``inplace``: no bounds.)"""
+
+    _settings = ()
 
     def __init__(self, inplace: bool = False):
         super().__init__(0.0, 6.0, inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
 
 
 class Unflatten(Module):

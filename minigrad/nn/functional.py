@@ -308,9 +308,14 @@ def _window(fn: str, kernel_size, dilation, stride, padding):
 def relu(input, inplace=False):  # noqa: A002
     """Elementwise max(input, 0) (gradient 0 at 0).
 
-    ``inplace=True`` is accepted for ported code but does not modify
-    ``input``: minigrad has no in-place autograd, so use the returned tensor.
+    ``inplace=True`` overwrites ``input`` and returns it, as ``relu_`` (recorded for autograd).
+
+    Raises:
+        TypeError: ``input`` is not a Tensor.
+        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
     """
+    if inplace:
+        return relu_(input)
     _expect_tensor("relu", "input", input)
     return elementwise.ReLU()(input)
 
@@ -649,12 +654,14 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     The mask is drawn from the generator of the input's device, so
     ``mg.manual_seed`` makes it reproducible (the draws differ from PyTorch's).
     Returns ``input`` itself when ``training`` is False or ``p`` is 0; zeros
-    when ``p`` is 1. ``inplace=True`` is accepted but does not modify ``input``.
+    when ``p`` is 1. ``inplace=True`` writes the result into ``input`` and
+    returns it (recorded for autograd).
 
     Raises:
         TypeError: ``p`` is not a number.
         ValueError: ``p`` is not in [0, 1].
-        RuntimeError (PyTorch's type): dropout in training of an input that is not floating point.
+        RuntimeError (PyTorch's type): dropout in training of an input that is not floating point;
+            ``inplace`` in training with p > 0 on a leaf that requires grad (in grad mode).
     """
     _expect_tensor("dropout", "input", input)
     if not isinstance(p, (int, float, np.integer, np.floating)):
@@ -665,6 +672,8 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
         return input
     if input.dtype.kind != "f":  # the scaled result can't be stored in the input's dtype
         raise RuntimeError(f"dropout(): input must be floating point, got dtype {input.dtype}")
+    if inplace:
+        return _in_place("dropout_", input, ops.Dropout(float(p)))
     return ops.Dropout(float(p))(input)
 
 
@@ -779,18 +788,21 @@ from minigrad.nn.normalization import batch_norm, dropout1d, dropout2d, dropout3
 from minigrad.nn.padding import pad  # noqa: E402, F401
 from minigrad.nn.pointwise_activations import (  # noqa: E402, F401
     celu,
+    celu_,
     hardshrink,
     hardsigmoid,
     hardswish,
     logsigmoid,
     mish,
     selu,
+    selu_,
     softplus,
     softshrink,
     softsign,
     tanhshrink,
     threshold,
 )
+from minigrad.nn.pointwise_activations import in_place as _in_place  # noqa: E402  (dropout's inplace=True)
 from minigrad.nn.pooling import (  # noqa: E402, F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -822,7 +834,7 @@ __all__ += [
     "gaussian_nll_loss", "poisson_nll_loss", "soft_margin_loss", "margin_ranking_loss", "cosine_embedding_loss",
     "softplus", "logsigmoid", "softsign", "hardsigmoid", "hardswish", "selu", "celu", "mish", "threshold",
     "hardshrink", "softshrink", "tanhshrink", "glu", "prelu", "relu_", "leaky_relu_", "elu_", "hardtanh_",
-    "threshold_", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
+    "threshold_", "celu_", "selu_", "one_hot", "normalize", "cosine_similarity", "pairwise_distance",
 ]
 
 # 3-D convolution and pooling, LP pooling, unpooling (minigrad/nn/conv.py, pooling3d.py, lp_pooling.py, unpooling.py)

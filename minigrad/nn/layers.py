@@ -20,6 +20,7 @@ from minigrad.nn import functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module
 from minigrad.nn.parameter import Parameter
+from minigrad.nn.pointwise_activations import _InplaceActivation
 from minigrad.promotion import get_default_dtype
 
 __all__ = [
@@ -434,19 +435,10 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class ReLU(Module):
-    """Elementwise ``max(x, 0)``."""
+class ReLU(_InplaceActivation):
+    """Elementwise ``max(x, 0)``: see ``F.relu`` (``inplace=True`` overwrites the input and returns it)."""
 
-    def __init__(self, inplace: bool = False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):  # noqa: A002
-        """Apply ReLU."""
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+    _function = staticmethod(F.relu)
 
 
 class Tanh(Module):

@@ -1,5 +1,6 @@
 """Elementwise activations beyond ``activation.py``: softplus, log-sigmoid, softsign, hard sigmoid and
-hard swish, SELU, CELU, Mish, threshold and the shrink family, as functions and as modules.
+hard swish, the ELU family (ELU, SELU, CELU), Mish, threshold and the shrink family, as functions and
+as modules (the ``ELU`` module is in ``activation.py``).
 
 Names, signatures, defaults, values and gradients (at the kinks too) mirror
 ``torch.nn.functional`` and ``torch.nn``. Each is a composition of
@@ -21,9 +22,9 @@ from minigrad.ops.logistic import LogSigmoid as LogSigmoidOp
 from minigrad.tensor import Tensor
 
 __all__ = [
-    "softplus", "logsigmoid", "softsign", "hardsigmoid", "hardswish", "selu", "celu", "mish", "threshold",
-    "hardshrink", "softshrink", "tanhshrink", "Softplus", "LogSigmoid", "Softsign", "Hardsigmoid", "Hardswish",
-    "SELU", "CELU", "Mish", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
+    "softplus", "logsigmoid", "softsign", "hardsigmoid", "hardswish", "elu", "selu", "selu_", "celu", "celu_", "mish",
+    "threshold", "hardshrink", "softshrink", "tanhshrink", "Softplus", "LogSigmoid", "Softsign", "Hardsigmoid",
+    "Hardswish", "SELU", "CELU", "Mish", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink",
 ]
 
 # SELU's constants (Klambauer et al., 2017): the fixed point of mean 0, variance 1.
@@ -59,6 +60,7 @@ def in_place(fn: str, x: Tensor, op) -> Tensor:
 
 
 def _maybe_in_place(fn: str, x: Tensor, op, inplace: bool) -> Tensor:
+    """``op(x)``, or with ``inplace`` written into ``x`` as the op ``fn + "_"`` (see ``in_place``)."""
     return in_place(fn + "_", x, op) if inplace else op(x)
 
 
@@ -138,6 +140,20 @@ def _elu_like(x, alpha, scale_in):
     return elementwise.where(mask(x.array > 0), x, negative)
 
 
+def elu(input, alpha=1.0, inplace=False):  # noqa: A002
+    """x where x > 0, else ``alpha`` * (exp(x) - 1) (computed as expm1); the gradient at 0 is ``alpha``.
+
+    ``inplace=True`` overwrites ``input`` (recorded for autograd) and returns it.
+
+    Raises:
+        TypeError: ``input`` is not a Tensor, or ``alpha`` is not a number.
+        NotImplementedError: the input is not floating point.
+        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
+    """
+    alpha = _checked_parameter("elu", input, "alpha", alpha)
+    return _maybe_in_place("elu", input, lambda x: _elu_like(x, alpha, 1.0), inplace)
+
+
 def selu(input, inplace=False):  # noqa: A002
     """scale * (x where x > 0, else alpha * (exp(x) - 1)), with SELU's fixed alpha and scale.
 
@@ -161,6 +177,22 @@ def celu(input, alpha=1.0, inplace=False):  # noqa: A002
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _maybe_in_place(fn, input, lambda x: _elu_like(x, alpha, 1.0 / alpha), inplace)
+
+
+def selu_(input):  # noqa: A002
+    """``selu`` written into ``input``; returns ``input``.
+
+    Raises ``selu``'s errors; RuntimeError in grad mode when ``input`` is a leaf that requires grad.
+    """
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):  # noqa: A002
+    """``celu`` written into ``input``; returns ``input``.
+
+    Raises ``celu``'s errors; RuntimeError in grad mode when ``input`` is a leaf that requires grad.
+    """
+    return celu(input, alpha, inplace=True)
 
 
 def mish(input, inplace=False):  # noqa: A002
@@ -229,11 +261,6 @@ def tanhshrink(input):  # noqa: A002
 # -- modules ------------------------------------------------------------------------------------------
 
 
-def _inplace_repr(inplace: bool, *settings: str) -> str:
-    """An activation's ``extra_repr``: its ``settings``, then ``inplace=True`` when set (PyTorch omits False)."""
-    return ", ".join([*settings, "inplace=True"] if inplace else settings)
-
-
 class Softplus(Module):
     """log(1 + exp(beta x)) / beta, linear above ``threshold``: see ``softplus``."""
 
@@ -267,72 +294,85 @@ class Softsign(Module):
 
 
 class _InplaceActivation(Module):
-    """A pointwise activation with PyTorch's ``inplace`` flag (a base: ``Hardsigmoid`` is not a ``SELU``)."""
+    """A pointwise activation with PyTorch's ``inplace`` flag (a base: ``Hardsigmoid`` is not a ``SELU``).
+
+    A subclass lists in ``_settings`` the attributes its repr shows (as PyTorch's
+    ``__constants__`` do). One without settings names its function of ``F`` as
+    ``_function`` and the forward here applies it; one with settings
+    (``LeakyReLU``, ``Threshold``) writes its own ``forward``.
+    """
+
+    _settings: tuple[str, ...] = ()
 
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
 
-
-class Hardsigmoid(_InplaceActivation):
-    """relu6(x + 3) / 6: see ``hardsigmoid``. (PyTorch's repr omits ``inplace``; so does this one.)"""
-
     def forward(self, input):  # noqa: A002
-        """Apply the hard sigmoid."""
-        return hardsigmoid(input, self.inplace)
+        """Apply the activation (``_function``), writing into ``input`` when ``inplace``."""
+        return self._function(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        """The settings as ``name=value``, then ``inplace=True`` when set (PyTorch omits False)."""
+        shown = [f"{name}={getattr(self, name)}" for name in self._settings]
+        return ", ".join([*shown, "inplace=True"] if self.inplace else shown)
 
 
-class Hardswish(_InplaceActivation):
-    """x * relu6(x + 3) / 6: see ``hardswish``. (PyTorch's repr omits ``inplace``; so does this one.)"""
+class _HardActivation(_InplaceActivation):
+    """``Hardsigmoid`` and ``Hardswish``: PyTorch's repr of these omits ``inplace``, so theirs is empty."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply the hard swish."""
-        return hardswish(input, self.inplace)
+    def extra_repr(self) -> str:
+        return ""
+
+
+class Hardsigmoid(_HardActivation):
+    """relu6(x + 3) / 6: see ``hardsigmoid``."""
+
+    _function = staticmethod(hardsigmoid)
+
+
+class Hardswish(_HardActivation):
+    """x * relu6(x + 3) / 6: see ``hardswish``."""
+
+    _function = staticmethod(hardswish)
 
 
 class SELU(_InplaceActivation):
     """Scaled ELU with SELU's fixed constants: see ``selu``."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply SELU."""
-        return selu(input, self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
+    _function = staticmethod(selu)
 
 
 class _ELUBase(_InplaceActivation):
     """What ELU and CELU share: ``alpha`` (default 1) and the ``inplace`` flag (a base: a CELU is not an ELU)."""
 
+    _settings = ("alpha",)
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False):
         super().__init__(inplace)
         self.alpha = alpha
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace, f"alpha={self.alpha}")
+    def forward(self, input):  # noqa: A002
+        """Apply the activation (``_function``) with ``alpha``."""
+        return self._function(input, self.alpha, self.inplace)
 
 
 class CELU(_ELUBase):
     """x where x > 0, else alpha * (exp(x / alpha) - 1): see ``celu``."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply CELU."""
-        return celu(input, self.alpha, self.inplace)
+    _function = staticmethod(celu)
 
 
 class Mish(_InplaceActivation):
     """x * tanh(softplus(x)): see ``mish``."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply Mish."""
-        return mish(input, self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace)
+    _function = staticmethod(mish)
 
 
 class Threshold(_InplaceActivation):
     """x where x > ``threshold``, else ``value``: see ``threshold``."""
+
+    _settings = ("threshold", "value")
 
     def __init__(self, threshold: float, value: float, inplace: bool = False):
         super().__init__(inplace)
@@ -343,16 +383,20 @@ class Threshold(_InplaceActivation):
         """Apply the threshold."""
         return threshold(input, self.threshold, self.value, self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace, f"threshold={self.threshold}, value={self.value}")
-
 
 class _Shrink(Module):
-    """A shrink activation with its threshold ``lambd`` (a base: ``Softshrink`` is not a ``Hardshrink``)."""
+    """A shrink activation with its threshold ``lambd`` (a base: ``Softshrink`` is not a ``Hardshrink``).
+
+    Each names its function of ``F`` as ``_function``; the forward here applies it.
+    """
 
     def __init__(self, lambd: float = 0.5):
         super().__init__()
         self.lambd = lambd
+
+    def forward(self, input):  # noqa: A002
+        """Shrink ``input`` by ``lambd`` (``_function``)."""
+        return self._function(input, self.lambd)
 
     def extra_repr(self) -> str:
         return f"{self.lambd}"
@@ -361,17 +405,13 @@ class _Shrink(Module):
 class Hardshrink(_Shrink):
     """x where |x| > ``lambd``, else 0: see ``hardshrink``."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply the hard shrink."""
-        return hardshrink(input, self.lambd)
+    _function = staticmethod(hardshrink)
 
 
 class Softshrink(_Shrink):
     """x shrunk towards 0 by ``lambd``: see ``softshrink``."""
 
-    def forward(self, input):  # noqa: A002
-        """Apply the soft shrink."""
-        return softshrink(input, self.lambd)
+    _function = staticmethod(softshrink)
 
 
 class Tanhshrink(Module):
@@ -380,4 +420,3 @@ class Tanhshrink(Module):
     def forward(self, input):  # noqa: A002
         """Apply the tanh shrink."""
         return tanhshrink(input)
-

@@ -17,8 +17,7 @@ import numpy as np
 
 from minigrad import backend
 from minigrad.nn.loss_utils import mask
-from minigrad.nn.module import Module
-from minigrad.nn.pointwise_activations import _inplace_repr, in_place
+from minigrad.nn.pointwise_activations import _InplaceActivation, in_place
 from minigrad.ops import elementwise
 from minigrad.ops._util import expect_flag, expect_tensor
 from minigrad.tensor import Tensor
@@ -107,7 +106,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):  # noqa: A002
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-class RReLU(Module):
+class RReLU(_InplaceActivation):
     """The randomized leaky ReLU: random slopes in U(lower, upper) in training, their mean in eval.
 
     Args:
@@ -117,15 +116,13 @@ class RReLU(Module):
     Shapes: any; the output has the input's shape. See ``rrelu``.
     """
 
+    _settings = ("lower", "upper")
+
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
-        super().__init__()
+        super().__init__(inplace)
         self.lower = lower
         self.upper = upper
-        self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
         """``rrelu(input, lower, upper, self.training, inplace)``."""
         return rrelu(input, self.lower, self.upper, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_repr(self.inplace, f"lower={self.lower}", f"upper={self.upper}")
