@@ -282,7 +282,6 @@ class Distribution:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
-
 class _BroadcastDistribution(Distribution):
     """Base of the distributions given by numeric parameters that broadcast together (``Normal``,
     ``Uniform``, ``Gamma``, ``Beta``): one constructor and one ``expand`` for all of them.
