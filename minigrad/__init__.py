@@ -103,6 +103,7 @@ from minigrad.shape_forms import *  # noqa: F403  (mg.eye, mg.narrow, mg.hstack,
 from minigrad import backends, settings
 from minigrad import allocator
 from minigrad.settings import *  # noqa: F403  (mg.set_num_threads, mg.inference_mode, ...: see settings.__all__)
+from minigrad import linalg as linalg  # mg.linalg.inv, svd, norm, ... (torch.linalg)
 from minigrad import distributions as distributions  # mg.distributions.Categorical, Normal, ... (torch.distributions)
 
 __version__ = "0.1.0"

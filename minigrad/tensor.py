@@ -1031,6 +1031,8 @@ from minigrad import inplace as _inplace  # noqa: E402
 from minigrad import legacy_tensors as _legacy  # noqa: E402
 from minigrad import views as _views  # noqa: E402
 from minigrad.function import AccumulateGrad, add_gradients  # noqa: E402
+from minigrad.linalg import decompositions as _linalg_decompositions  # noqa: E402
+from minigrad.linalg import solvers as _linalg_solvers  # noqa: E402
 from minigrad.ops import cumulative as _ops_cumulative  # noqa: E402
 from minigrad.ops import determinants as _ops_determinants  # noqa: E402
 from minigrad.ops import diagonal_forms as _ops_diagonal_forms  # noqa: E402
@@ -1343,6 +1345,9 @@ Tensor.corrcoef = _ops_statistics.corrcoef
 Tensor.det = _ops_determinants.det
 Tensor.logdet = _ops_determinants.logdet
 Tensor.slogdet = _ops_determinants.slogdet
+Tensor.inverse = _linalg_solvers.inverse
+Tensor.cholesky = _linalg_solvers.legacy_cholesky
+Tensor.pinverse = _linalg_decompositions.pinverse
 
 # -- Python's augmented assignments, and PyTorch's and NumPy's other names ---------------------------
 

@@ -10,6 +10,9 @@ take Tensors: anything else raises TypeError naming the function.
 from __future__ import annotations
 
 from minigrad import math_forms
+from minigrad.linalg.decompositions import pinverse
+from minigrad.linalg.solvers import inverse
+from minigrad.linalg.solvers import legacy_cholesky as cholesky
 from minigrad.nn.channel_shuffle import channel_shuffle
 from minigrad.nn.inplace_activations import relu_, threshold_
 from minigrad.nn.pointwise_activations import celu_, selu_
@@ -102,6 +105,7 @@ __all__ = [
     # statistics, products, integration, determinants: minigrad/ops/{statistics,products,integration,determinants}.py
     "aminmax", "nanmedian", "cov", "corrcoef", "histc", "inner", "vdot", "trapezoid", "cumulative_trapezoid",
     "det", "logdet", "slogdet", "matrix_power", "relu_", "selu_", "celu_", "threshold_", "rrelu_",
+    "inverse", "cholesky", "pinverse",
 ]
 
 

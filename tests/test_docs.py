@@ -41,6 +41,7 @@ BEYOND_CONTRACT = {
     "minigrad_dist.device_mesh": None,  # device meshes
     "minigrad_dist.tensor_parallel": None,  # tensor parallelism
     "minigrad_dist.topology": None,  # nodes and two-level reductions
+    "minigrad.linalg": None,  # torch.linalg
 }
 _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 

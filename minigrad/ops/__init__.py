@@ -2,6 +2,8 @@
 
 ``REGISTRY`` is the one list of ops: the test suite asserts that each entry
 has a finite-difference (gradcheck) case and a PyTorch-oracle case.
+``minigrad.linalg`` adds its decompositions and solvers to it when it is
+imported (it builds on this package), which ``import minigrad`` does.
 """
 
 from minigrad import inplace, math_forms

@@ -32,9 +32,17 @@ from minigrad.ops import elementwise as _ew
 from minigrad.ops._util import expect_tensor
 from minigrad.tensor import Tensor
 
-__all__ = ["Det", "Inverse", "SlogDet", "SlogdetResult", "det", "logdet", "matrix_power", "slogdet"]
+__all__ = ["Det", "Inverse", "LinAlgError", "SlogDet", "SlogdetResult", "det", "logdet", "matrix_power", "slogdet"]
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+class LinAlgError(RuntimeError):
+    """A singular, not positive-definite or otherwise unusable matrix (PyTorch's ``torch.linalg.LinAlgError``).
+
+    A RuntimeError, as PyTorch's is, so a ported ``except RuntimeError:`` catches it. Raised here and by
+    ``minigrad.linalg`` (which exports it as ``mg.linalg.LinAlgError``).
+    """
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -54,7 +62,7 @@ def _with_nan(xp, a, value, fill):
 def _inverse_array(xp, a, strict: bool, fn: str):
     """The inverses of the matrices of ``a``.
 
-    A singular matrix raises RuntimeError (PyTorch's class) when ``strict``,
+    A singular matrix raises LinAlgError (PyTorch's class, a RuntimeError) when ``strict``,
     else its inverse is NaN; a matrix holding NaN gets NaN either way.
     """
     try:
@@ -69,7 +77,7 @@ def _inverse_array(xp, a, strict: bool, fn: str):
         except np.linalg.LinAlgError:
             if strict and not bool(xp.isnan(matrix).any()):
                 where = f" (batch element {i})" if a.ndim > 2 else ""
-                raise RuntimeError(
+                raise LinAlgError(
                     f"{fn}: the input matrix is singular{where}, so it has no inverse; check the input or use a "
                     "pseudo-inverse"
                 ) from None
@@ -130,20 +138,27 @@ class SlogDet(FunctionNode):
         return g_logabs[..., None, None] * Inverse(strict=False)(a).mT
 
 
-def _check_square(input, fn: str, low_precision: bool = False) -> None:  # noqa: A002
-    """PyTorch's checks of a batch of square float matrices (``low_precision``: float16 allowed)."""
-    expect_tensor(input, fn.split(".")[-1])
-    if input.ndim < 2:
-        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions, got shape {list(input.shape)}")
-    n, m = input.shape[-2:]
-    if n != m:
-        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are {n} by {m} matrices")
-    if input.dtype.kind == "c":
-        raise NotImplementedError(f"{fn}: complex matrices are not supported here; only float32 and float64")
-    if input.dtype.kind != "f":
-        raise RuntimeError(f"{fn}: Expected a floating point tensor as input. Got {input.dtype}")
-    if input.dtype == np.float16 and not low_precision:
-        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got {input.dtype}; use float32 or float64")
+def check_square_matrices(A, fn: str, name: str = "A", low_precision=RuntimeError) -> None:  # noqa: N803
+    """PyTorch's checks of a batch of square float matrices ``A`` (shape ``(*, n, n)``) given to ``fn``.
+
+    Raises:
+        TypeError: not a Tensor.
+        RuntimeError: fewer than 2 dims, not square, not floating point.
+        NotImplementedError: complex (not supported here).
+        low_precision: float16 (the class PyTorch's kernel raises; None: float16 is accepted).
+    """
+    expect_tensor(A, fn.split(".")[-1])
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions, got shape {list(A.shape)}")
+    rows, cols = A.shape[-2:]
+    if rows != cols:
+        raise RuntimeError(f"{fn}: {name} must be batches of square matrices, but they are {rows} by {cols} matrices")
+    if A.dtype.kind == "c":
+        raise NotImplementedError(f"{fn}: complex matrices are not supported here; use float32 or float64")
+    if A.dtype.kind != "f":
+        raise RuntimeError(f"{fn}: Expected a floating point tensor as input. Got {A.dtype}; convert with .double()")
+    if A.dtype == np.float16 and low_precision is not None:
+        raise low_precision(f"{fn}: Low precision dtypes not supported. Got {A.dtype}; use float32 or float64")
 
 
 def det(input):  # noqa: A002  (PyTorch's name)
@@ -156,7 +171,7 @@ def det(input):  # noqa: A002  (PyTorch's name)
         RuntimeError: fewer than 2 dims, matrices not square, not floating point.
         NotImplementedError: float16 (as PyTorch's LU), or complex (not supported here).
     """
-    _check_square(input, "linalg.det", low_precision=True)
+    check_square_matrices(input, "linalg.det", low_precision=None)
     if input.dtype == np.float16:
         raise NotImplementedError("linalg.det: the LU decomposition is not implemented for float16; use float32")
     return Det()(input)
@@ -174,7 +189,7 @@ def slogdet(input):  # noqa: A002
         RuntimeError: fewer than 2 dims, matrices not square, not floating point, float16.
         NotImplementedError: complex (not supported here).
     """
-    _check_square(input, "linalg.slogdet")
+    check_square_matrices(input, "linalg.slogdet")
     return SlogdetResult(*SlogDet()(input))
 
 
@@ -186,7 +201,7 @@ def logdet(input):  # noqa: A002
     Raises:
         As ``slogdet``.
     """
-    _check_square(input, "logdet")
+    check_square_matrices(input, "logdet")
     sign, logabs = SlogDet()(input)
     xp = backend.get_array_module(logabs.array)
     negative = _const(xp, sign.array == -1)
@@ -239,7 +254,7 @@ def matrix_power(input, n, *, out=None):  # noqa: A002
     if n == 1:
         return write_out(input.clone(), out, "matrix_power")
     if n < 0:
-        _check_square(input, "linalg.inv")
+        check_square_matrices(input, "linalg.inv")
         base = Inverse(strict=True)(input)
         if n == -1:
             return write_out(base, out, "matrix_power")
