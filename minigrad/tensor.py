@@ -887,6 +887,8 @@ def _ufunc_update(ufunc):
 def _truth_reduction(t: Tensor, name: str, dim, keepdim: bool) -> Tensor:
     """``t.any``/``t.all`` (``name``) over ``dim`` (None: every element), without gradient."""
     axes = _normalize_axis(dim, t.ndim, name)
+    if t.ndim == 0 and axes is not None:
+        axes = ()  # PyTorch takes dim 0 or -1 of a 0-d tensor: nothing to reduce
     result = getattr(t.array, name)(axis=axes, keepdims=_expect_flag(keepdim, name, "keepdim"))
     if t.dtype == np.uint8:  # PyTorch keeps uint8 for these two
         result = result.astype(np.uint8)

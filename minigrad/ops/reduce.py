@@ -108,13 +108,16 @@ class MaxDim(FunctionNode):
 
 
 def _reduced_axes(dim, ndim, op):
-    """``dim`` normalized; an empty tuple or list means every dim, as in PyTorch."""
+    """``dim`` normalized; an empty tuple or list means every dim, as in PyTorch.
+
+    A 0-d tensor takes dim 0 or -1 as PyTorch does, and reduces over no axis (``()``).
+    """
     if isinstance(dim, (tuple, list)) and not dim:
         return None
     axes = normalize_axis(dim, ndim, op)
     if axes is not None and len(set(axes)) != len(axes):
         raise RuntimeError(f"{op}(): dim {dim!r} names a dimension more than once")
-    return axes
+    return () if ndim == 0 and axes is not None else axes
 
 
 def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001

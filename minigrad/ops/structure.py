@@ -208,7 +208,7 @@ def flip(input, dims):  # noqa: A002
     expect_tensor(input, "flip")
     dims = _ints(dims if isinstance(dims, (tuple, list)) else (dims,), "flip", "dims")
     axes = _distinct_axes(input, dims, "flip")
-    return Flip(axes)(input) if axes else input.clone()
+    return Flip(axes)(input) if axes and input.ndim else input.clone()  # a 0-d tensor takes dim 0 or -1
 
 
 def roll(input, shifts, dims=None):  # noqa: A002
