@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.nn import functional as F
-from minigrad.nn.loss_utils import expect_floating_tensor, expect_number
+from minigrad.nn.loss_utils import expect_floating_tensor, expect_number, expect_tensor
 from minigrad.nn.module import Module
 from minigrad.nn.pointwise_activations import _checked_parameter, _ELUBase, _InplaceActivation, _maybe_in_place, elu
 from minigrad.ops import elementwise
@@ -65,16 +65,24 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
     (That is PyTorch's hardtanh gradient; ``clamp`` instead passes the gradient at the bounds.)
     ``inplace=True`` overwrites ``input`` (recorded for autograd) and returns it.
 
+    An integer input stays integer, clipped into the bounds truncated to ints, as in PyTorch.
+
     Raises:
-        TypeError: a bound is not a number. ValueError: ``max_val`` < ``min_val``.
-        NotImplementedError: the input is not floating point.
-        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
+        TypeError: ``input`` is not a Tensor, or a bound is not a number. ValueError: ``max_val`` < ``min_val``.
+        RuntimeError: a bool input (PyTorch's class), a negative ``min_val`` for an unsigned one;
+            ``inplace`` on a leaf that requires grad (in grad mode).
     """
     fn = "hardtanh"
-    expect_floating_tensor(fn, input)
+    expect_tensor(fn, "input", input)
+    if input.dtype == np.bool_:
+        raise RuntimeError(f"{fn}(): Bool inputs are not supported; convert with .to(dtype)")
     low, high = expect_number(fn, "min_val", min_val), expect_number(fn, "max_val", max_val)
     if high < low:
         raise ValueError(f"{fn}(): max_val ({high}) cannot be less than min_val ({low})")
+    if input.dtype.kind in "iu":  # no gradient to shape: PyTorch clamps to the truncated bounds
+        low, high = int(low), int(high)
+        if input.dtype.kind == "u" and low < 0:
+            raise RuntimeError(f"{fn}(): an unsigned {input.dtype} input cannot take a negative min_val ({low})")
 
     def clip(x):
         inside = (x.array > low) & (x.array < high)
@@ -87,8 +95,8 @@ def relu6(input, inplace=False):  # noqa: A002
     """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``, in place with ``inplace=True`` (as ``hardtanh_``).
 
     Raises:
-        TypeError: ``input`` is not a Tensor. NotImplementedError: the input is not floating point.
-        RuntimeError: ``inplace`` on a leaf that requires grad (in grad mode).
+        TypeError: ``input`` is not a Tensor.
+        RuntimeError: a bool input; ``inplace`` on a leaf that requires grad (in grad mode).
     """
     return hardtanh(input, 0.0, 6.0, inplace)
 
