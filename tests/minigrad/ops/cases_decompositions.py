@@ -162,7 +162,10 @@ case("pinv", lambda lib, F, a: _linalg(lib).pinv(_spread(lib, a)), _matrices(), 
 # a rank-1 input: PyTorch's formula (not the SVD's) keeps the gradient finite at repeated (zero) singular values
 case(
     "pinv",
-    lambda lib, F, a: _linalg(lib).pinv(a[..., :, :1] @ a[..., :1, :] + 3.0, rtol=1e-6),
+    # An outer product u v^T (entries kept away from 0): its other singular values are rounding noise far below
+    # the cutoff, so the pseudo-inverse is v u^T / (|u|^2 |v|^2), smooth in ``a``. (``u v^T + 3`` was rank two,
+    # near-singular for some draws, and its gradients there were noise of either sign.)
+    lambda lib, F, a: _linalg(lib).pinv((a[..., :, :1] + 3.0) @ (a[..., :1, :] + 3.0), rtol=1e-6),
     _matrices(min_side=2),
     name="pinv_rank_one",
     low=0.5,
