@@ -40,7 +40,7 @@ import numpy as np
 from minigrad import backend
 from minigrad.function import FunctionNode
 from minigrad.math_forms import write_out
-from minigrad.ops._util import expect_tensor, unbroadcast
+from minigrad.ops._util import expect_flag, expect_tensor, unbroadcast
 from minigrad.ops.determinants import LinAlgError, check_square_matrices
 from minigrad.ops.structure import tril, triu
 from minigrad.tensor import Tensor
@@ -325,12 +325,6 @@ class Cholesky(FunctionNode):
 # -- checks ------------------------------------------------------------------------------------------------------------
 
 
-def _check_flag(value, name: str, fn: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}(): argument '{name}' must be bool, not {type(value).__name__}")
-    return bool(value)
-
-
 def _check_system(A, B, left: bool, fn: str) -> None:  # noqa: N803
     """RuntimeError unless the matrices ``B`` fit the square ``A`` in ``AX = B`` (``XA = B`` when not ``left``):
     as many rows (columns) as ``A``, and batch dims that broadcast with ``A``'s."""
@@ -389,7 +383,7 @@ def inv_ex(A, *, check_errors=False):  # noqa: N803  (PyTorch's names)
         NotImplementedError: complex matrices (not supported here).
     """
     check_square_matrices(A, "linalg.inv_ex")
-    check_errors = _check_flag(check_errors, "check_errors", "linalg.inv_ex")
+    check_errors = expect_flag(check_errors, "linalg.inv_ex", "check_errors")
     node = Inv()
     out = node(A)
     if check_errors:
@@ -422,7 +416,7 @@ def _solve(A, B, left, fn: str):  # noqa: N803
     """``(X, info)`` for ``solve`` and ``solve_ex`` after PyTorch's checks."""
     expect_tensor(B, fn.split(".")[-1])
     check_square_matrices(A, fn, low_precision=NotImplementedError)
-    left = _check_flag(left, "left", fn)
+    left = expect_flag(left, fn, "left")
     if B.ndim < 1:
         raise RuntimeError(f"{fn}: The input tensor B must have at least 2 dimensions (or 1 for a vector)")
     if B.dtype != A.dtype:
@@ -457,7 +451,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):  # noqa: N803
     Raises:
         As ``solve``; LinAlgError (a RuntimeError) only with ``check_errors=True``.
     """
-    check_errors = _check_flag(check_errors, "check_errors", "linalg.solve_ex")
+    check_errors = expect_flag(check_errors, "linalg.solve_ex", "check_errors")
     x, info = _solve(A, B, left, "linalg.solve_ex")
     if check_errors:
         _raise_for_info(info, "linalg.solve_ex", _SINGULAR.replace("{what}", "the system has no unique solution"))
@@ -506,8 +500,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False):  # noqa: N803
         NotImplementedError: float16 (as PyTorch), complex (not supported here).
     """
     check_square_matrices(A, "linalg.cholesky_ex", low_precision=NotImplementedError)
-    upper = _check_flag(upper, "upper", "linalg.cholesky_ex")
-    check_errors = _check_flag(check_errors, "check_errors", "linalg.cholesky_ex")
+    upper = expect_flag(upper, "linalg.cholesky_ex", "upper")
+    check_errors = expect_flag(check_errors, "linalg.cholesky_ex", "check_errors")
     node = Cholesky()
     low = node(A.mT) if upper else node(A)
     if check_errors:
@@ -529,7 +523,7 @@ def cholesky(A, *, upper=False, out=None):  # noqa: N803
         NotImplementedError: float16 (as PyTorch), complex (not supported here).
     """
     check_square_matrices(A, "linalg.cholesky", low_precision=NotImplementedError)
-    upper = _check_flag(upper, "upper", "linalg.cholesky")
+    upper = expect_flag(upper, "linalg.cholesky", "upper")
     node = Cholesky()
     low = node(A.mT) if upper else node(A)
     _raise_for_info(node.info, "linalg.cholesky", _NOT_PD)
@@ -554,9 +548,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None): 
     fn = "linalg.solve_triangular"
     expect_tensor(A, "solve_triangular")
     expect_tensor(B, "solve_triangular")
-    upper = _check_flag(upper, "upper", fn)
-    left = _check_flag(left, "left", fn)
-    unitriangular = _check_flag(unitriangular, "unitriangular", fn)
+    upper = expect_flag(upper, fn, "upper")
+    left = expect_flag(left, fn, "left")
+    unitriangular = expect_flag(unitriangular, fn, "unitriangular")
     for name, t in (("A", A), ("B", B)):
         if t.ndim < 2:
             raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions, got {list(t.shape)}")
